@@ -1,0 +1,232 @@
+"""URL alignment: Needleman-Wunsch over token-set sequences (thesis Eq. 2.1 / 4.1), the
+linear multiple alignment of DustLin (Alg. 4) and the progressive one of DUSTER (Alg. 1).
+
+A consensus keeps the aligned rows, not only the thesis' column sets: rule generation
+needs each URL's text per span (a session id is one value, not a column of characters)
+and token counts to choose variants deterministically. With K <= 10 rows this is small.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .tokenize import token_type, tokenize
+
+GAP = ""
+Column = dict[str, int]
+
+
+class Consensus:
+    """An aligned cluster sample: ``rows`` are the aligned URLs' tokens (``GAP`` for λ),
+    all of one length. Columns (token -> count) are derived, and so is the thesis' set view."""
+
+    __slots__ = ("rows", "_cols", "_keys")
+
+    def __init__(self, rows: list[list[str]]):
+        self.rows = rows
+        self._cols = None
+        self._keys = None
+
+    @classmethod
+    def of_url(cls, url: str) -> "Consensus":
+        return cls([tokenize(url)])
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    @property
+    def cols(self) -> list[Column]:
+        if self._cols is None:
+            cols: list[Column] = [{} for _ in self.rows[0]] if self.rows else []
+            for row in self.rows:
+                for col, t in zip(cols, row):
+                    col[t] = col.get(t, 0) + 1
+            self._cols = cols
+        return self._cols
+
+    def sets(self) -> list[set[str]]:
+        """The thesis' view: each column as a token set, λ included."""
+        return [set(c) for c in self.cols]
+
+    def score_keys(self) -> list[tuple[frozenset[str], frozenset[str]]]:
+        """Per column: case-folded tokens (λ excluded) and their token types."""
+        if self._keys is None:
+            keys = []
+            for col in self.cols:
+                low = frozenset(t.lower() for t in col if t)
+                keys.append((low, frozenset(token_type(t) for t in low)))
+            self._keys = keys
+        return self._keys
+
+    def to_state(self) -> list[list[str]]:
+        return self.rows
+
+    @classmethod
+    def from_state(cls, rows: list[list[str]]) -> "Consensus":
+        return cls(rows)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Consensus) and self.rows == other.rows
+
+    def __repr__(self) -> str:
+        return f"Consensus(n={self.n}, {[sorted(c) for c in self.cols]})"
+
+
+_TYPE_BITS = {"a": 1, "n": 2, "p": 4}
+
+
+def _keys(c: Consensus) -> list[tuple]:
+    """Per column: (case-folded set, type bitmask, the single folded token or None)."""
+    out = []
+    for low, types in c.score_keys():
+        bits = 0
+        for t in types:
+            bits |= _TYPE_BITS[t]
+        out.append((low, bits, next(iter(low)) if len(low) == 1 else None))
+    return out
+
+
+def score(a: tuple, b: tuple) -> float:
+    """Eq. 4.1: Jaccard of the case-folded sets when some tokens share a type, else -1."""
+    if not (a[1] & b[1]):
+        return -1.0
+    if a[2] is not None and b[2] is not None:
+        return 1.0 if a[2] == b[2] else 0.0
+    la, lb = a[0], b[0]
+    inter = len(la & lb)
+    return inter / (len(la) + len(lb) - inter) if inter else 0.0
+
+
+def align(x: Consensus, y: Consensus) -> tuple[float, Consensus]:
+    """Pairwise alignment of x (matrix rows) and y (columns); gap cost 0.
+
+    The traceback from the bottom-right cell prefers the diagonal, then left, then up:
+    the order that reproduces the thesis' Figure 4.1 / Table 4.1. Only the middle of the
+    matrix is computed; both shortcuts give the full matrix's result exactly:
+    - a common suffix of columns scoring 1: with sf <= 1 the diagonal is always taken there;
+    - a common prefix of length p: wherever min(i, j) <= p the score is min(i, j), so the
+      traceback there is "diagonal iff sf = 1, else left if j > i, else up", walked below
+      without the matrix (tests/test_align.py checks this against the plain algorithm).
+    """
+    xk, yk = _keys(x), _keys(y)
+    m, n = len(xk), len(yk)
+    s = 0
+    while s < m and s < n and xk[m - 1 - s][2] is not None and xk[m - 1 - s][2] == yk[n - 1 - s][2]:
+        s += 1
+    p = 0
+    lim = min(m, n) - s
+    while p < lim and xk[p][2] is not None and xk[p][2] == yk[p][2]:
+        p += 1
+    mm, nn = m - s - p, n - s - p
+    S = [[0.0] * (nn + 1) for _ in range(mm + 1)]
+    sf_rows = [None]
+    ymid = yk[p : p + nn]
+    for i in range(1, mm + 1):
+        xi = xk[p + i - 1]
+        xs, xt = xi[2], xi[1]
+        prev, cur = S[i - 1], S[i]
+        sfr = [0.0] * (nn + 1)
+        for j in range(1, nn + 1):
+            yj = ymid[j - 1]
+            if not (xt & yj[1]):
+                v = -1.0
+            elif xs is not None and yj[2] is not None:
+                v = 1.0 if xs == yj[2] else 0.0
+            else:
+                v = score(xi, yj)
+            sfr[j] = v
+            d = prev[j - 1] + v
+            l = cur[j - 1]
+            best = d if d >= l else l
+            u = prev[j]
+            cur[j] = best if best >= u else u
+        sf_rows.append(sfr)
+    pairs: list[tuple[int, int]] = []  # full 1-based (i, j); 0 = gap on that side
+    i, j = mm, nn
+    while i > 0 and j > 0:
+        c = S[i][j]
+        if c == S[i - 1][j - 1] + sf_rows[i][j]:
+            pairs.append((p + i, p + j))
+            i -= 1
+            j -= 1
+        elif c == S[i][j - 1]:
+            pairs.append((0, p + j))
+            j -= 1
+        else:
+            pairs.append((p + i, 0))
+            i -= 1
+    i, j = p + i, p + j
+    while i > 0 and j > 0:  # the prefix region, in closed form
+        if score(xk[i - 1], yk[j - 1]) == 1.0:
+            pairs.append((i, j))
+            i -= 1
+            j -= 1
+        elif j > i:
+            pairs.append((0, j))
+            j -= 1
+        else:
+            pairs.append((i, 0))
+            i -= 1
+    while j > 0:
+        pairs.append((0, j))
+        j -= 1
+    while i > 0:
+        pairs.append((i, 0))
+        i -= 1
+    pairs.reverse()
+    pairs.extend((m - s + k, n - s + k) for k in range(1, s + 1))
+    return S[mm][nn] + p + s, _merge(x, y, pairs)
+
+
+def _merge(x: Consensus, y: Consensus, pairs: list[tuple[int, int]]) -> Consensus:
+    rows = [[r[i - 1] if i else GAP for i, _ in pairs] for r in x.rows]
+    rows += [[r[j - 1] if j else GAP for _, j in pairs] for r in y.rows]
+    return Consensus(rows)
+
+
+def add_url(consensus: Consensus | None, url: str) -> Consensus:
+    """One DustLin step (Alg. 4, line 8): align the new URL against the running consensus."""
+    seq = Consensus.of_url(url)
+    if consensus is None:
+        return seq
+    return align(seq, consensus)[1]
+
+
+def linear_alignment(urls: Iterable[str], k: int = 10) -> Consensus | None:
+    """DustLin: the first ``k`` URLs, in the given (deterministic) order, one after another."""
+    cons = None
+    for idx, url in enumerate(urls):
+        if idx >= k:
+            break
+        cons = add_url(cons, url)
+    return cons
+
+
+def progressive_alignment(urls: Sequence[str]) -> Consensus | None:
+    """DUSTER (Alg. 1, Feng-Doolittle): repeatedly merge the best-scoring pair.
+
+    Ties are broken by the order the sequences entered, so the result is reproducible.
+    """
+    seqs: dict[int, Consensus] = {i: Consensus.of_url(u) for i, u in enumerate(urls)}
+    if not seqs:
+        return None
+    if len(seqs) == 1:
+        return seqs[0]
+    pending: list[tuple[float, int, int, Consensus]] = []
+    for a in range(len(urls)):
+        for b in range(a + 1, len(urls)):
+            sc, cons = align(seqs[a], seqs[b])
+            pending.append((sc, a, b, cons))
+    next_id = len(urls)
+    while len(seqs) > 1:
+        pending = [p for p in pending if p[1] in seqs and p[2] in seqs]
+        best = max(pending, key=lambda p: (p[0], -p[1], -p[2]))
+        _, a, b, cons = best
+        del seqs[a], seqs[b]
+        for other in sorted(seqs):
+            sc, merged = align(cons, seqs[other])
+            pending.append((sc, next_id, other, merged))
+        seqs[next_id] = cons
+        next_id += 1
+    return next(iter(seqs.values()))

@@ -1,0 +1,98 @@
+"""Which dup-cluster a newly seen URL belongs to.
+
+Precedence: exact digest; the cluster of the page's rel=canonical target; a pending hint
+(an earlier page named this URL its canonical); a simhash within ``simhash_distance``;
+otherwise a new cluster. Cluster ids are derived from the first evidence (digest, simhash
+or URL), never from counters, so a replay assigns the same ids.
+
+Simhash lookup uses the pigeonhole trick: with distance <= 3 over four 16-bit blocks, a
+near-duplicate agrees with the page exactly in at least one block, so four exact-key
+lookups find every candidate.
+"""
+
+from __future__ import annotations
+
+from .events import FetchEvent
+from .store import Store
+from .urls import host_of
+
+BLOCKS = 4
+BLOCK_BITS = 16
+MAX_PER_BLOCK = 32  # entries kept per block value; older ones age out
+
+
+def url_key(host: str, url: str) -> str:
+    """URLs are stored under their host so a rule's URLs can be scanned by prefix."""
+    return host + "\x00" + url
+
+
+def block_keys(simhash: int) -> list[str]:
+    return [f"{i}:{(simhash >> (BLOCK_BITS * i)) & 0xFFFF:04x}" for i in range(BLOCKS)]
+
+
+class ClusterIndex:
+    def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True):
+        self.digests = store.table("digest")
+        self.simhashes = store.table("simhash")
+        self.hints = store.table("hint")
+        self.urls = store.table("url")
+        self.clusters = store.table("cluster")
+        self.distance = simhash_distance
+        self.use_hints = canonical_hints
+
+    def assign(self, ev: FetchEvent) -> str:
+        """The cluster id for a URL not seen before; registers the event's evidence."""
+        cid = None
+        if ev.digest is not None:
+            cid = self._live(self.digests.get(ev.digest))
+        if cid is None and self.use_hints:
+            if ev.canonical and ev.canonical != ev.url:
+                rec = self.urls.get(url_key(host_of(ev.canonical), ev.canonical))
+                if rec is not None:
+                    cid = self._live(rec[0])
+            if cid is None:
+                cid = self._live(self.hints.get(ev.url))
+        if cid is None and ev.simhash is not None and self.distance > 0:
+            cid = self._near(ev.simhash)
+        if cid is None:
+            if ev.digest is not None:
+                cid = "d:" + ev.digest
+            elif ev.simhash is not None:
+                cid = f"s:{ev.simhash:016x}"
+            else:
+                cid = "u:" + ev.url
+        if ev.digest is not None and self.digests.get(ev.digest) != cid:
+            self.digests[ev.digest] = cid
+        if ev.simhash is not None and self.distance > 0:
+            self._index(ev.simhash, cid)
+        if self.use_hints and ev.canonical and ev.canonical != ev.url:
+            self.hints[ev.canonical] = cid
+        return cid
+
+    def _live(self, cid: str | None) -> str | None:
+        return cid if cid is not None and cid in self.clusters else None
+
+    def _near(self, sh: int) -> str | None:
+        best = None
+        for key in block_keys(sh):
+            for other, cid in self.simhashes.get(key, ()):
+                d = (sh ^ other).bit_count()
+                if d <= self.distance and (best is None or (d, cid) < best):
+                    if cid in self.clusters:
+                        best = (d, cid)
+        return best[1] if best else None
+
+    def _index(self, sh: int, cid: str) -> None:
+        for key in block_keys(sh):
+            entries = self.simhashes.get(key) or []
+            if [sh, cid] in entries:
+                continue
+            entries.append([sh, cid])
+            if len(entries) > MAX_PER_BLOCK:
+                entries = entries[-MAX_PER_BLOCK:]
+            self.simhashes[key] = entries
+
+    def forget(self, cid: str, digest_of_cluster: str | None) -> None:
+        """A cluster left the window: its digest no longer routes here."""
+        if digest_of_cluster and self.digests.get(digest_of_cluster) == cid:
+            del self.digests[digest_of_cluster]

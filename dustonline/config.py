@@ -1,0 +1,132 @@
+"""The one configuration object, loaded from ``configs/*.yaml``.
+
+Types and unknown keys are checked by msgspec, ranges by ``Config.check``; either way a
+bad file fails at start-up with the key path and what to write instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+
+class ConfigError(ValueError):
+    pass
+
+
+class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class Learning(_Section):
+    k: int = 10                  # URLs aligned per cluster (DustLin's K)
+    card_set: int = 5            # token sets larger than this become a type class
+    min_freq: int = 10           # clusters that must yield a rule before it is a candidate
+    min_supp: int = 10           # URL pairs a rule must merge on validation clusters
+    fpr_max: float = 0.0         # tolerated share of those pairs that are not duplicates
+    holdout: float = 0.33        # share of clusters (by hash) kept for validation only; 0 = validate on all
+    max_cluster_urls: int = 1000 # a cluster with more distinct URLs is noise (soft 404, shared image)
+    max_noise: float = 0.5       # a consensus with more non-invariant token sets than this share is noise
+    generalize: bool = True      # merge same-shape rules across clusters (DESIGN.md §6)
+    cross_host: bool = False     # offer validated rules to sibling hosts of one registered domain
+    aligner: str = "dustlin"     # batch learn(): "dustlin" (linear) or "duster" (progressive)
+
+
+class Clustering(_Section):
+    simhash_distance: int = 3    # Hamming distance for near-duplicates (0 disables)
+    canonical_hints: bool = True # rel=canonical joins a page to its target's cluster
+
+
+class Window(_Section):
+    seconds: float = 30 * 86400.0   # event-time window; older URLs and clusters are evicted
+    max_urls_per_site: int = 200_000
+    sweep_every: float = 86400.0    # event-time seconds between eviction sweeps
+
+
+class Input(_Section):
+    max_url_length: int = 2048
+    format: str = "auto"
+
+
+class Storage(_Section):
+    cache_entries: int = 200_000  # write-back cache in front of RocksDB, per table
+
+
+class Config(_Section):
+    learning: Learning = msgspec.field(default_factory=Learning)
+    clustering: Clustering = msgspec.field(default_factory=Clustering)
+    window: Window = msgspec.field(default_factory=Window)
+    input: Input = msgspec.field(default_factory=Input)
+    storage: Storage = msgspec.field(default_factory=Storage)
+
+    def check(self) -> "Config":
+        L, C, W, I = self.learning, self.clustering, self.window, self.input
+        problems = []
+        _positive(problems, "learning.k", L.k, low=2)
+        _positive(problems, "learning.card_set", L.card_set, low=1)
+        _positive(problems, "learning.min_freq", L.min_freq, low=1)
+        _positive(problems, "learning.min_supp", L.min_supp, low=1)
+        _positive(problems, "learning.max_cluster_urls", L.max_cluster_urls, low=2)
+        if not 0.0 <= L.fpr_max <= 1.0:
+            problems.append(f"learning.fpr_max must be in [0, 1], got {L.fpr_max}")
+        if not 0.0 <= L.holdout < 1.0:
+            problems.append(f"learning.holdout must be in [0, 1) (0 = validate on every cluster), got {L.holdout}")
+        if not 0.0 < L.max_noise <= 1.0:
+            problems.append(f"learning.max_noise must be in (0, 1], got {L.max_noise}")
+        if L.aligner not in ("dustlin", "duster"):
+            problems.append(f"learning.aligner must be 'dustlin' or 'duster', got {L.aligner!r}")
+        if not 0 <= C.simhash_distance <= 16:
+            problems.append(f"clustering.simhash_distance must be in [0, 16], got {C.simhash_distance}")
+        if W.seconds <= 0:
+            problems.append(f"window.seconds must be > 0, got {W.seconds}")
+        if W.sweep_every <= 0:
+            problems.append(f"window.sweep_every must be > 0, got {W.sweep_every}")
+        _positive(problems, "window.max_urls_per_site", W.max_urls_per_site, low=10)
+        _positive(problems, "input.max_url_length", I.max_url_length, low=16)
+        _positive(problems, "storage.cache_entries", self.storage.cache_entries, low=1)
+        from .readers import FORMATS
+
+        if I.format not in FORMATS:
+            problems.append(f"input.format must be one of {', '.join(FORMATS)}, got {I.format!r}")
+        if problems:
+            raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return msgspec.to_builtins(self)
+
+
+def _positive(problems: list[str], key: str, value: int, low: int) -> None:
+    if value < low:
+        problems.append(f"{key} must be >= {low}, got {value}")
+
+
+def config_from_dict(data: Any, source: str = "<dict>") -> Config:
+    if data is None:
+        data = {}
+    try:
+        cfg = msgspec.convert(data, Config)
+    except msgspec.ValidationError as e:
+        raise ConfigError(f"{source}: {e} (see configs/default.yaml for every key and its type)") from None
+    return cfg.check()
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Defaults when ``path`` is None; otherwise the file, every key optional."""
+    if path is None:
+        return Config().check()
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config {p}: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p}: not valid YAML: {e}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{p}: expected a mapping of sections (learning:, clustering:, ...)")
+    return config_from_dict(data, str(p))

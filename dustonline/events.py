@@ -1,0 +1,161 @@
+"""Fetch events: the one input type every reader produces and the learner consumes.
+
+Validation lives here, not in the readers, so every format (JSON lines, crawl.log,
+CDX, a Kafka message) rejects bad input for the same reasons, spelled the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+import msgspec
+
+#: SHA-1 of the empty payload, base32: such a "duplicate" says nothing about the URLs.
+EMPTY_DIGEST = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+
+DEFAULT_MAX_URL_LENGTH = 2048
+
+
+class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One fetched page. ``digest`` is exact content identity, ``simhash`` a 64-bit sketch."""
+
+    url: str
+    ts: float
+    status: int = 200
+    digest: str | None = None
+    simhash: int | None = None
+    canonical: str | None = None
+    length: int | None = None
+
+    @property
+    def teaches(self) -> bool:
+        """Only successful fetches with real content may put URLs in one cluster."""
+        return 200 <= self.status < 300 and self.digest != EMPTY_DIGEST and (
+            self.digest is not None or self.simhash is not None or self.canonical is not None
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        d = msgspec.to_builtins(self)
+        if self.simhash is not None:
+            d["simhash"] = f"{self.simhash:016x}"
+        return d
+
+
+class BadEvent(ValueError):
+    """An input record that cannot become a FetchEvent. ``reason`` is a short stable code."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def parse_ts(value: Any) -> float:
+    """Epoch seconds (int/float/numeric string), ISO-8601, or a 14-digit archive timestamp."""
+    if isinstance(value, bool):
+        raise BadEvent("bad-timestamp", repr(value))
+    if isinstance(value, (int, float)):
+        ts = float(value)
+    elif isinstance(value, str):
+        s = value.strip()
+        if len(s) == 14 and s.isdigit():
+            ts = _dt.datetime.strptime(s, "%Y%m%d%H%M%S").replace(tzinfo=_dt.timezone.utc).timestamp()
+        else:
+            try:
+                ts = float(s)
+            except ValueError:
+                try:
+                    d = _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+                except ValueError:
+                    raise BadEvent("bad-timestamp", s[:80]) from None
+                if d.tzinfo is None:
+                    d = d.replace(tzinfo=_dt.timezone.utc)
+                ts = d.timestamp()
+    else:
+        raise BadEvent("bad-timestamp", repr(value)[:80])
+    if not math.isfinite(ts) or ts < 0 or ts > 1e11:
+        raise BadEvent("bad-timestamp", repr(value)[:80])
+    return ts
+
+
+def check_url(url: Any, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str:
+    if not isinstance(url, str) or not url:
+        raise BadEvent("missing-url")
+    if len(url) > max_length:
+        raise BadEvent("url-too-long", f"{len(url)} > {max_length}")
+    head = url[:8].lower()
+    if not (head.startswith("http://") or head.startswith("https://")):
+        raise BadEvent("not-http", url[:80])
+    rest = url[url.index("://") + 3 :]
+    if not rest or rest[0] in "/?#":
+        raise BadEvent("bad-url", "no host: " + url[:80])
+    if any(c in url for c in " \t\r\n\x00"):
+        raise BadEvent("bad-url", "whitespace or NUL in URL: " + url[:80])
+    return url
+
+
+def normalize_digest(value: Any) -> str | None:
+    """Bare base32 SHA-1 (CDX style) and ``sha1:`` forms compare equal."""
+    if value is None or value == "" or value == "-":
+        return None
+    if not isinstance(value, str):
+        raise BadEvent("bad-field", f"digest {value!r:.60}")
+    v = value.strip()
+    if ":" not in v and len(v) == 32 and v.isalnum():
+        return "sha1:" + v.upper()
+    if v.lower().startswith("sha1:"):
+        return "sha1:" + v[5:].upper()
+    return v
+
+
+def parse_simhash(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 64:
+        return value
+    if isinstance(value, str) and 0 < len(value) <= 16:
+        try:
+            return int(value, 16)
+        except ValueError:
+            pass
+    raise BadEvent("bad-field", f"simhash must be 16 hex chars, got {value!r:.40}")
+
+
+def _opt_int(d: dict, key: str, default: int | None) -> int | None:
+    v = d.get(key, default)
+    if v is None or v == "" or v == "-":
+        return default
+    if isinstance(v, bool):
+        raise BadEvent("bad-field", f"{key} {v!r}")
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise BadEvent("bad-field", f"{key} {v!r:.40}") from None
+
+
+def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> FetchEvent:
+    """Validate one decoded JSON object (DESIGN.md §2) into a FetchEvent."""
+    if not isinstance(d, dict):
+        raise BadEvent("bad-json", f"expected an object, got {type(d).__name__}")
+    url = check_url(d.get("url"), max_url_length)
+    if "ts" not in d or d["ts"] is None:
+        raise BadEvent("bad-timestamp", "missing ts")
+    ts = parse_ts(d["ts"])
+    status = _opt_int(d, "status", 200)
+    canonical = d.get("canonical") or None
+    if canonical is not None:
+        try:
+            canonical = check_url(canonical, max_url_length)
+        except BadEvent:
+            canonical = None  # a broken hint is dropped, the fetch itself is fine
+    return FetchEvent(
+        url=url,
+        ts=ts,
+        status=status,
+        digest=normalize_digest(d.get("digest")),
+        simhash=parse_simhash(d.get("simhash")),
+        canonical=canonical,
+        length=_opt_int(d, "length", None),
+    )

@@ -1,0 +1,255 @@
+"""Rules of the same shape from many clusters -> candidate rules (DESIGN.md §6).
+
+The thesis counts identical (context, transformation) pairs. A cluster
+{/x?id=7, /x?id=7&sid=9f3a} yields a rule with the literal session value in it, so no
+two clusters agree and nothing reaches min_freq. Here a cluster's rule is split into a
+*shape* (its parts with literal values abstracted) and its *slot values*; clusters of one
+shape form a group, and a slot that shows more than Card_set distinct values across the
+group becomes a class: "drop sid whatever its value" (Koppula's generalization, Lei's
+ignore operation). Variant slots with few values stay bound: clusters that chose
+different values are different candidates, because mapping them to one constant would
+merge distinct pages.
+
+Generalization is monotone over a group's life (a slot once free stays free until the
+group empties): rule ids and contexts stay stable while evidence accumulates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mmh3
+import msgspec
+
+from .rulegen import alternation, char_bits, class_for, escape, render, segments, skeleton
+from .tokenize import DELIMITERS
+
+
+class Contribution(msgspec.Struct, array_like=True, frozen=True):
+    """What one cluster teaches: its rule's shape, the values of its slots, its hosts."""
+
+    shape: tuple
+    slots: tuple
+    hosts: tuple[str, ...]
+
+    @property
+    def shape_id(self) -> str:
+        return shape_id(self.shape)
+
+
+class Candidate(msgspec.Struct, frozen=True):
+    id: str
+    context: str
+    transformation: str
+    freq: int
+    hosts: tuple[str, ...]
+
+
+def shape_id(shape: tuple) -> str:
+    return "%016x" % mmh3.hash64(msgspec.msgpack.encode(shape), signed=False)[0]
+
+
+def contribution(parts: list[tuple], hosts, generalize: bool = True) -> Contribution:
+    shape: list[tuple] = []
+    slots: list[tuple] = []
+    for p in parts:
+        kind = p[0]
+        if kind == "V" and generalize and "" not in p[1] and not any(
+            ch in DELIMITERS for v in p[1] for ch in v
+        ):
+            shape.append(("V",))
+            slots.append((p[1], p[2]))
+        elif kind == "O" and generalize and len({skeleton(v) for v in p[1]}) == 1:
+            shape.append(("S", skeleton(p[1][0])))
+            slots.append((p[1],))
+        else:
+            shape.append(p)
+    return Contribution(tuple(shape), tuple(slots), tuple(sorted(set(hosts))))
+
+
+def _vkey(slot) -> str:
+    values, chosen = slot
+    return "\x1f".join(values) + "\x1e" + chosen
+
+
+class Group:
+    """State of one shape: cluster counts per slot value and per bound-value partition.
+
+    Stored as plain lists/dicts (``to_state``) so any key-value store can hold it.
+    """
+
+    def __init__(self, shape, state: dict | None = None):
+        shape = self.shape = _tuplify(shape)
+        if state is None:
+            kinds = ["V" if item[0] == "V" else "O" for item in shape if _is_slot(item)]
+            state = {
+                "n": 0,
+                "slots": [
+                    {"k": k, "vals": {}, "free": False, "bits": 0, "segs": None} for k in kinds
+                ],
+                "members": {},
+            }
+        self.st = state
+
+    def to_state(self) -> dict:
+        return self.st
+
+    @property
+    def n(self) -> int:
+        return self.st["n"]
+
+    def _member_key(self, c: Contribution) -> str:
+        keys = []
+        for slot, val in zip(self.st["slots"], c.slots):
+            if slot["k"] == "V":
+                keys.append("*" if slot["free"] else _vkey(val))
+        return "\x1d".join(keys)
+
+    def add(self, c: Contribution, card_set: int) -> None:
+        st = self.st
+        st["n"] += 1
+        for slot, val in zip(st["slots"], c.slots):
+            if slot["k"] == "V":
+                values = val[0]
+                for v in values:
+                    slot["bits"] |= char_bits(v)
+                if not slot["free"]:
+                    k = _vkey(val)
+                    slot["vals"][k] = slot["vals"].get(k, 0) + 1
+                    if len(slot["vals"]) > card_set or len(values) > card_set:
+                        self._free_variant(slot)
+            else:
+                self._add_opt(slot, val[0], card_set)
+        mk = self._member_key(c)
+        mem = st["members"].setdefault(mk, {"n": 0, "hosts": {}})
+        mem["n"] += 1
+        for h in c.hosts:
+            mem["hosts"][h] = mem["hosts"].get(h, 0) + 1
+
+    def remove(self, c: Contribution) -> None:
+        st = self.st
+        st["n"] -= 1
+        for slot, val in zip(st["slots"], c.slots):
+            if slot["free"] and slot["k"] == "V":
+                continue
+            keys = [_vkey(val)] if slot["k"] == "V" else list(val[0])
+            for k in keys:
+                left = slot["vals"].get(k, 0) - 1
+                if left > 0:
+                    slot["vals"][k] = left
+                else:
+                    slot["vals"].pop(k, None)
+            if slot["k"] == "O" and slot["segs"] is not None:
+                for v in val[0]:
+                    for seg, text in zip(slot["segs"], segments(v)):
+                        if not seg["free"]:
+                            left = seg["vals"].get(text, 0) - 1
+                            if left > 0:
+                                seg["vals"][text] = left
+                            else:
+                                seg["vals"].pop(text, None)
+        mk = self._member_key(c)
+        mem = st["members"].get(mk)
+        if mem is not None:
+            mem["n"] -= 1
+            for h in c.hosts:
+                left = mem["hosts"].get(h, 0) - 1
+                if left > 0:
+                    mem["hosts"][h] = left
+                else:
+                    mem["hosts"].pop(h, None)
+            if mem["n"] <= 0:
+                del st["members"][mk]
+
+    def _free_variant(self, slot: dict) -> None:
+        slot["free"] = True
+        slot["vals"] = {}
+        idx = [i for i, s in enumerate(self.st["slots"]) if s["k"] == "V"].index(
+            self.st["slots"].index(slot)
+        )
+        merged: dict[str, dict] = {}
+        for mk, mem in self.st["members"].items():
+            parts = mk.split("\x1d")
+            parts[idx] = "*"
+            nk = "\x1d".join(parts)
+            tgt = merged.setdefault(nk, {"n": 0, "hosts": {}})
+            tgt["n"] += mem["n"]
+            for h, c in mem["hosts"].items():
+                tgt["hosts"][h] = tgt["hosts"].get(h, 0) + c
+        self.st["members"] = merged
+
+    def _add_opt(self, slot: dict, values, card_set: int) -> None:
+        for v in values:
+            slot["vals"][v] = slot["vals"].get(v, 0) + 1
+            segs = segments(v)
+            if slot["segs"] is None:
+                slot["segs"] = [{"vals": {}, "free": False, "bits": 0} for _ in segs]
+            for seg, text in zip(slot["segs"], segs):
+                seg["bits"] |= char_bits(text)
+                if not seg["free"]:
+                    seg["vals"][text] = seg["vals"].get(text, 0) + 1
+                    if len(seg["vals"]) > card_set:
+                        seg["free"] = True
+                        seg["vals"] = {}
+        if len(slot["vals"]) > card_set:
+            slot["free"] = True
+
+    def candidates(self, min_freq: int, card_set: int) -> list[Candidate]:
+        out = []
+        for mk, mem in self.st["members"].items():
+            if mem["n"] < min_freq:
+                continue
+            parts = self._parts(mk.split("\x1d") if mk else [])
+            context, transformation = render(parts, card_set)
+            rid = "r-%012x" % (mmh3.hash64(shape_id(self.shape) + "\x1d" + mk, signed=False)[0] >> 16)
+            out.append(Candidate(rid, context, transformation, mem["n"], tuple(sorted(mem["hosts"]))))
+        return out
+
+    def _parts(self, vkeys: list[str]) -> list[tuple]:
+        parts: list[tuple] = []
+        slots = iter(self.st["slots"])
+        vk = iter(vkeys)
+        for item in self.shape:
+            if not _is_slot(item):
+                parts.append(tuple(item))
+                continue
+            slot = next(slots)
+            if item[0] == "V":
+                key = next(vk)
+                if slot["free"]:
+                    parts.append(("G", class_for(slot["bits"])))
+                else:
+                    values, chosen = key.split("\x1e")
+                    parts.append(("V", tuple(values.split("\x1f")), chosen))
+            else:
+                parts.append(("O", tuple(sorted(slot["vals"])), _opt_regex(item[1], slot)))
+        return parts
+
+
+def _is_slot(item) -> bool:
+    """("V",) is a variant slot, ("S", skeleton) an optional slot; longer items are concrete."""
+    return item == ("V",) or item[0] == "S"
+
+
+def _opt_regex(skel, slot: dict) -> str:
+    if not slot["free"]:
+        return alternation(slot["vals"], optional=True)
+    out, si = [], 0
+    for item in skel:
+        if item != "*":
+            out.append(escape(item))
+            continue
+        seg = slot["segs"][si]
+        si += 1
+        if seg["free"]:
+            out.append(class_for(seg["bits"]))
+        else:
+            vals = sorted(seg["vals"], key=lambda v: (-len(v), v))
+            out.append(escape(vals[0]) if len(vals) == 1 else "(?:" + "|".join(escape(v) for v in vals) + ")")
+    return "(?:" + "".join(out) + ")?"
+
+
+def _tuplify(x):
+    if isinstance(x, list):
+        return tuple(_tuplify(i) for i in x)
+    return x

@@ -1,0 +1,539 @@
+"""The online learner: ``OnlineLearner(config, store).learn_one(event)``.
+
+Per event, in order (DESIGN.md §3):
+1. a URL seen before only refreshes its last-seen time;
+2. a new URL joins a dup-cluster (clusters.py); while the cluster has fewer than K
+   sampled URLs it is aligned against the stored consensus (DustLin, incremental), and
+   the cluster's rule contribution is replaced in its shape group (generalize.py);
+3. the group's candidates (freq >= min_freq) are diffed against the stored ones: new or
+   changed candidates are (re)validated by back-filling counts from the stored URLs of
+   their hosts;
+4. if the URL's cluster is a validation cluster, every candidate of its host counts it:
+   a canonical form going from n to n+1 URLs adds n pairs to Nsupp, and n' to Nci when
+   n' of those URLs share its cluster (DustLin-MR's reduce, kept as running sums);
+5. rules whose validity changed are activated (unless redundant) or retired;
+6. when event time has moved past the next sweep, URLs out of the window or over their
+   site's cap are evicted and every count above is decremented: rules that stop holding
+   are retired.
+
+All state is in the store, so a worker that restarts from it continues exactly.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from typing import Iterable
+
+import mmh3
+import msgspec
+
+from .align import Consensus, add_url
+from .clusters import ClusterIndex, url_key
+from .config import Config
+from .events import FetchEvent
+from .generalize import Contribution, Group, contribution, shape_id
+from .rulegen import parts_of
+from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
+from .store import Store
+from .urls import host_of, site_of_host
+
+CANDIDATE, REDUNDANT = "candidate", "redundant"
+
+
+class Stats(msgspec.Struct):
+    events: int = 0
+    ignored: int = 0        # non-2xx, empty payload, no content evidence
+    new_urls: int = 0
+    refreshed: int = 0
+    evicted_urls: int = 0
+    evicted_clusters: int = 0
+    alignments: int = 0
+    rule_changes: int = 0
+
+
+class _Cand:
+    """A candidate rule in memory: its stored record plus the compiled matcher."""
+
+    __slots__ = ("rec", "compiled")
+
+    def __init__(self, rec: dict):
+        self.rec = rec
+        self.compiled = CompiledRule(_as_rule(rec))
+
+
+def _as_rule(rec: dict) -> Rule:
+    nsupp, nci = rec["nsupp"], rec["nci"]
+    return Rule(
+        id=rec["id"],
+        hosts=list(rec["hosts"]),
+        context=rec["context"],
+        transformation=rec["transformation"],
+        support=nsupp,
+        fpr=round(1.0 - nci / nsupp, 6) if nsupp else 0.0,
+        freq=rec["freq"],
+        version=rec["version"],
+        status=ACTIVE if rec["status"] == ACTIVE else RETIRED,
+        updated=rec["updated"],
+    )
+
+
+class OnlineLearner:
+    def __init__(self, config: Config | None = None, store: Store | None = None):
+        from .store import memory_store
+
+        self.cfg = config or Config().check()
+        self.store = store if store is not None else memory_store(self.cfg.storage.cache_entries)
+        L = self.cfg.learning
+        self.K, self.card_set = L.k, L.card_set
+        self.min_freq, self.min_supp, self.fpr_max = L.min_freq, L.min_supp, L.fpr_max
+        self.holdout = L.holdout
+        self.index = ClusterIndex(self.store, self.cfg.clustering.simhash_distance, self.cfg.clustering.canonical_hints)
+        s = self.store
+        self.urls, self.clusters = s.table("url"), s.table("cluster")
+        self.groups, self.cands_t = s.table("group"), s.table("cand")
+        self.vform, self.vpair = s.table("vform"), s.table("vpair")
+        self.sites, self.meta = s.table("site"), s.table("meta")
+        m = self.meta.get("learner") or {}
+        self.clock: float = m.get("clock", 0.0)
+        self.next_sweep: float | None = m.get("next_sweep")
+        self.stats = msgspec.convert(m.get("stats", {}), Stats)
+        self._cands: dict[str, _Cand] = {}
+        self._by_host: dict[str, list[str]] = {}
+        for rid, rec in self.cands_t.items():
+            self._cands[rid] = _Cand(rec)
+        self._reindex()
+
+    # ------------------------------------------------------------------ API
+    def learn_one(self, ev: FetchEvent) -> list[Rule]:
+        """Learn from one fetch; returns the published rule changes it caused (active or
+        retired rules, each with a higher version than before)."""
+        st = self.stats
+        st.events += 1
+        if ev.ts > self.clock:
+            self.clock = ev.ts
+        if self.next_sweep is None:
+            self.next_sweep = self.clock + self.cfg.window.sweep_every
+        out: list[Rule] = []
+        if ev.teaches:
+            self._learn(ev, out)
+        else:
+            st.ignored += 1
+        if self.clock >= self.next_sweep:
+            self.sweep(out)
+        st.rule_changes += len(out)
+        return out
+
+    def learn_many(self, events: Iterable[FetchEvent]) -> list[Rule]:
+        out: list[Rule] = []
+        for ev in events:
+            out.extend(self.learn_one(ev))
+        return out
+
+    def rules(self) -> list[Rule]:
+        """The active rule set, ordered as crawlers apply it."""
+        return sorted((_as_rule(c.rec) for c in self._cands.values() if c.rec["status"] == ACTIVE), key=rule_order)
+
+    def ruleset(self) -> RuleSet:
+        return RuleSet(self.rules())
+
+    def candidates(self) -> list[dict]:
+        return [dict(c.rec) for c in sorted(self._cands.values(), key=lambda c: c.rec["id"])]
+
+    def summary(self) -> dict:
+        active = sum(1 for c in self._cands.values() if c.rec["status"] == ACTIVE)
+        return {
+            **msgspec.to_builtins(self.stats),
+            "clusters": self._count("cluster"),
+            "urls": self._count("url"),
+            "candidates": len(self._cands),
+            "active_rules": active,
+        }
+
+    def checkpoint(self) -> None:
+        """Make all state durable (call before exit; the CLI does)."""
+        self.meta["learner"] = {
+            "clock": self.clock,
+            "next_sweep": self.next_sweep,
+            "stats": msgspec.to_builtins(self.stats),
+        }
+        self.store.flush()
+
+    def _count(self, table: str) -> int:
+        return sum(1 for _ in self.store.table(table).keys())
+
+    # ------------------------------------------------------------------ learning
+    def _validates(self, cid: str) -> bool:
+        if self.holdout <= 0:
+            return True
+        return (mmh3.hash(cid, 0x5EED, signed=False) % 10_000) < self.holdout * 10_000
+
+    def _trains(self, cid: str) -> bool:
+        return self.holdout <= 0 or not self._validates(cid)
+
+    def _learn(self, ev: FetchEvent, out: list[Rule]) -> None:
+        host = host_of(ev.url)
+        ukey = url_key(host, ev.url)
+        rec = self.urls.get(ukey)
+        if rec is not None:
+            if ev.ts > rec[1]:
+                rec[1] = ev.ts
+                self.urls[ukey] = rec
+            self.stats.refreshed += 1
+            return
+        self.stats.new_urls += 1
+        cid = self.index.assign(ev)
+        self.urls[ukey] = [cid, ev.ts]
+        site = site_of_host(host)
+        self.sites[site] = self.sites.get(site, 0) + 1
+        cl = self.clusters.get(cid)
+        if cl is None:
+            cl = {"n": 0, "rows": None, "k": 0, "hosts": [], "noise": False, "contrib": None, "digests": []}
+        cl["n"] += 1
+        if ev.digest and ev.digest not in cl["digests"] and len(cl["digests"]) < 8:
+            cl["digests"].append(ev.digest)
+        L = self.cfg.learning
+        changed = False
+        if not cl["noise"] and cl["n"] > L.max_cluster_urls:
+            cl["noise"] = changed = True
+        elif not cl["noise"] and cl["k"] < self.K:
+            cons = Consensus(cl["rows"]) if cl["rows"] else None
+            cl["rows"] = add_url(cons, ev.url).rows
+            cl["k"] += 1
+            if host not in cl["hosts"]:
+                cl["hosts"].append(host)
+            self.stats.alignments += cl["k"] > 1
+            changed = cl["k"] > 1
+        if changed:
+            self._set_contribution(cid, cl, out)
+        self.clusters[cid] = cl
+        if self._validates(cid):
+            self._count_url(ev.url, host, cid, +1, out)
+
+    def _set_contribution(self, cid: str, cl: dict, out: list[Rule]) -> None:
+        """Recompute what the cluster teaches and move it between groups if it changed."""
+        new = None
+        if not cl["noise"] and cl["n"] >= 2 and cl["k"] >= 2 and self._trains(cid):
+            parts = parts_of(Consensus(cl["rows"]), self.cfg.learning.max_noise)
+            if parts is not None:
+                new = contribution(parts, cl["hosts"], self.cfg.learning.generalize)
+        old = msgspec.convert(cl["contrib"], Contribution) if cl["contrib"] is not None else None
+        if _same(old, new):
+            return
+        cl["contrib"] = msgspec.to_builtins(new) if new is not None else None
+        touched = []
+        if old is not None:
+            touched.append(self._group_apply(old, -1))
+        if new is not None:
+            touched.append(self._group_apply(new, +1))
+        for sid in dict.fromkeys(touched):
+            self._refresh_group(sid, out)
+
+    def _group_apply(self, c: Contribution, sign: int) -> str:
+        sid = c.shape_id
+        stored = self.groups.get(sid)
+        g = Group(c.shape, stored["st"] if stored else None)
+        if sign > 0:
+            g.add(c, self.card_set)
+        else:
+            g.remove(c)
+        cands = stored["cands"] if stored else []
+        if g.n <= 0 and not cands:
+            self.groups.pop(sid)
+        else:
+            self.groups[sid] = {"shape": c.shape, "st": g.to_state(), "cands": cands}
+        return sid
+
+    def _refresh_group(self, sid: str, out: list[Rule]) -> None:
+        stored = self.groups.get(sid)
+        if stored is None:
+            return
+        g = Group(stored["shape"], stored["st"])
+        now = {c.id: c for c in g.candidates(self.min_freq, self.card_set)} if g.n > 0 else {}
+        for rid in stored["cands"]:
+            if rid not in now:
+                self._drop_candidate(rid, out)
+        for rid, c in now.items():
+            self._upsert_candidate(c, sid, out)
+        if g.n <= 0:
+            self.groups.pop(sid)
+        else:
+            stored["cands"] = sorted(now)
+            self.groups[sid] = stored
+
+    # ------------------------------------------------------------------ candidates
+    def _upsert_candidate(self, c, sid: str, out: list[Rule]) -> None:
+        cur = self._cands.get(c.id)
+        if cur is None:
+            rec = {
+                "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
+                "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
+                "version": 0, "status": CANDIDATE, "updated": self.clock,
+            }
+            self._install(rec)
+            self._backfill(c.id, rec["hosts"])
+            self._evaluate(c.id, out)
+            return
+        rec = cur.rec
+        rec["freq"] = c.freq
+        if rec["context"] != c.context or rec["transformation"] != c.transformation or set(rec["hosts"]) - set(c.hosts):
+            # the rule itself changed: its counts no longer describe it
+            self._reset_counts(c.id)
+            rec.update(context=c.context, transformation=c.transformation, hosts=list(c.hosts), nsupp=0, nci=0)
+            self._install(rec)
+            self._backfill(c.id, rec["hosts"])
+            self._evaluate(c.id, out, changed=True)
+        elif set(c.hosts) != set(rec["hosts"]):
+            added = sorted(set(c.hosts) - set(rec["hosts"]))
+            rec["hosts"] = list(c.hosts)
+            self._install(rec)
+            self._backfill(c.id, added)
+            self._evaluate(c.id, out, changed=True)
+        else:
+            self.cands_t[c.id] = rec
+
+    def _install(self, rec: dict) -> None:
+        rid = rec["id"]
+        old = self._cands.get(rid)
+        if old is not None:
+            self._unindex(rid, old.rec["hosts"])
+        self._cands[rid] = _Cand(rec)
+        self.cands_t[rid] = rec
+        for h in rec["hosts"]:
+            bisect.insort(self._by_host.setdefault(h, []), rid)
+
+    def _unindex(self, rid: str, hosts) -> None:
+        for h in hosts:
+            ids = self._by_host.get(h)
+            if ids and rid in ids:
+                ids.remove(rid)
+                if not ids:
+                    del self._by_host[h]
+
+    def _drop_candidate(self, rid: str, out: list[Rule]) -> None:
+        cand = self._cands.pop(rid, None)
+        if cand is None:
+            return
+        if cand.rec["status"] == ACTIVE:
+            self._publish(cand.rec, RETIRED, out)
+            self._recheck_redundant(cand.rec["hosts"], out)
+        self._unindex(rid, cand.rec["hosts"])
+        self._reset_counts(rid)
+        self.cands_t.pop(rid)
+
+    def _reindex(self) -> None:
+        by_host: dict[str, list[str]] = {}
+        for rid in sorted(self._cands):
+            for h in self._cands[rid].rec["hosts"]:
+                by_host.setdefault(h, []).append(rid)
+        self._by_host = by_host
+
+    # ------------------------------------------------------------------ validation counts
+    def _count_url(self, url: str, host: str, cid: str, delta: int, out: list[Rule] | None) -> None:
+        for rid in self._by_host.get(host, ()):
+            cand = self._cands[rid]
+            form = cand.compiled.apply(url)
+            if form is None:
+                continue
+            rec = cand.rec
+            fkey = rid + "\x00" + form
+            pkey = fkey + "\x00" + cid
+            n = self.vform.get(fkey, 0)
+            k = self.vpair.get(pkey, 0)
+            if delta > 0:
+                rec["nsupp"] += n
+                rec["nci"] += k
+                n, k = n + 1, k + 1
+            else:
+                n, k = n - 1, k - 1
+                rec["nsupp"] -= n
+                rec["nci"] -= k
+            if n > 0:
+                self.vform[fkey] = n
+            else:
+                self.vform.pop(fkey)
+            if k > 0:
+                self.vpair[pkey] = k
+            else:
+                self.vpair.pop(pkey)
+            if out is not None:
+                self._evaluate(rid, out)
+            else:
+                self.cands_t[rid] = rec
+
+    def _backfill(self, rid: str, hosts) -> None:
+        """Count the stored URLs of ``hosts`` for one rule (a candidate appeared or changed)."""
+        cand = self._cands[rid]
+        for h in hosts:
+            for ukey, (cid, _ts) in list(self.urls.items(h + "\x00")):
+                if self._validates(cid):
+                    self._count_one(cand, ukey.split("\x00", 1)[1], cid)
+        self.cands_t[rid] = cand.rec
+
+    def _count_one(self, cand: _Cand, url: str, cid: str) -> None:
+        form = cand.compiled.apply(url)
+        if form is None:
+            return
+        rid = cand.rec["id"]
+        fkey = rid + "\x00" + form
+        pkey = fkey + "\x00" + cid
+        n = self.vform.get(fkey, 0)
+        k = self.vpair.get(pkey, 0)
+        cand.rec["nsupp"] += n
+        cand.rec["nci"] += k
+        self.vform[fkey] = n + 1
+        self.vpair[pkey] = k + 1
+
+    def _reset_counts(self, rid: str) -> None:
+        self.vform.clear_prefix(rid + "\x00")
+        self.vpair.clear_prefix(rid + "\x00")
+
+    # ------------------------------------------------------------------ status
+    def _valid(self, rec: dict) -> bool:
+        nsupp = rec["nsupp"]
+        return rec["freq"] >= self.min_freq and nsupp >= self.min_supp and 1.0 - rec["nci"] / nsupp <= self.fpr_max + 1e-12
+
+    def _evaluate(self, rid: str, out: list[Rule], changed: bool = False) -> None:
+        rec = self._cands[rid].rec
+        valid = self._valid(rec)
+        status = rec["status"]
+        if status == ACTIVE and not valid:
+            self._publish(rec, CANDIDATE, out)
+            self._recheck_redundant(rec["hosts"], out)
+        elif status == CANDIDATE and valid:
+            if self._redundant(rid, out):
+                rec["status"] = REDUNDANT
+            else:
+                self._publish(rec, ACTIVE, out)
+        elif status == REDUNDANT and not valid:
+            rec["status"] = CANDIDATE
+        elif status == ACTIVE and changed:
+            self._publish(rec, ACTIVE, out)
+        self.cands_t[rid] = rec
+
+    def _publish(self, rec: dict, status: str, out: list[Rule]) -> None:
+        rec["status"] = status
+        rec["version"] += 1
+        rec["updated"] = self.clock
+        self.cands_t[rec["id"]] = rec
+        r = _as_rule(rec)
+        out.append(r)
+
+    # ------------------------------------------------------------------ redundancy (Alg. 6)
+    def _support_blocks(self, rid: str, hosts) -> dict[str, list[tuple[str, str]]]:
+        cand = self._cands[rid]
+        blocks: dict[str, list[tuple[str, str]]] = {}
+        for h in hosts:
+            for ukey, (cid, _ts) in self.urls.items(h + "\x00"):
+                if not self._validates(cid):
+                    continue
+                url = ukey.split("\x00", 1)[1]
+                f = cand.compiled.apply(url)
+                if f is not None:
+                    blocks.setdefault(f, []).append((url, h))
+        return blocks
+
+    def _refines(self, r1: str, r2: str) -> bool:
+        """support(r1) ⊆ support(r2): every r1 block of 2+ URLs falls in one r2 block."""
+        c2 = self._cands[r2]
+        hosts2 = set(c2.rec["hosts"])
+        for members in self._support_blocks(r1, self._cands[r1].rec["hosts"]).values():
+            if len(members) < 2:
+                continue
+            forms = set()
+            for url, h in members:
+                forms.add(c2.compiled.apply(url) if h in hosts2 else None)
+                if None in forms or len(forms) > 1:
+                    return False
+        return True
+
+    def _preferred(self, a: str, b: str) -> bool:
+        """Between rules of equal support: the more general (shorter context), then lower id."""
+        ra, rb = self._cands[a].rec, self._cands[b].rec
+        return (len(ra["context"]), a) < (len(rb["context"]), b)
+
+    def _redundant(self, rid: str, out: list[Rule]) -> bool:
+        """Is ``rid`` refined by an active rule? Active rules it makes redundant are retired."""
+        hosts = self._cands[rid].rec["hosts"]
+        others = sorted({o for h in hosts for o in self._by_host.get(h, ()) if o != rid and self._cands[o].rec["status"] == ACTIVE})
+        for o in others:
+            sub = self._refines(rid, o)
+            sup = self._refines(o, rid)
+            if sub and (not sup or not self._preferred(rid, o)):
+                return True
+        for o in others:
+            if self._refines(o, rid):
+                self._publish(self._cands[o].rec, REDUNDANT, out)
+        return False
+
+    def _recheck_redundant(self, hosts, out: list[Rule]) -> None:
+        """A rule left the active set: rules it made redundant may be needed again."""
+        for rid in sorted({o for h in hosts for o in self._by_host.get(h, ())}):
+            rec = self._cands[rid].rec
+            if rec["status"] == REDUNDANT and self._valid(rec) and not self._redundant(rid, out):
+                self._publish(rec, ACTIVE, out)
+
+    # ------------------------------------------------------------------ rolling window
+    def sweep(self, out: list[Rule] | None = None) -> list[Rule]:
+        """Evict URLs older than the window or beyond their site's cap."""
+        out = out if out is not None else []
+        W = self.cfg.window
+        cutoff = self.clock - W.seconds
+        over = {s for s, n in self.sites.items() if n > W.max_urls_per_site}
+        victims: list[tuple[str, list]] = []
+        by_site: dict[str, list[tuple[float, str, list]]] = {}
+        for ukey, rec in self.urls.items():
+            if rec[1] < cutoff:
+                victims.append((ukey, rec))
+            elif over:
+                site = site_of_host(ukey.split("\x00", 1)[0])
+                if site in over:
+                    by_site.setdefault(site, []).append((rec[1], ukey, rec))
+        if by_site:
+            aged = Counter(site_of_host(k.split("\x00", 1)[0]) for k, _ in victims)
+        for site, entries in sorted(by_site.items()):
+            excess = self.sites.get(site, 0) - aged[site] - W.max_urls_per_site
+            if excess > 0:
+                entries.sort()
+                victims.extend((k, r) for _, k, r in entries[:excess])
+        for ukey, rec in victims:
+            self._evict(ukey, rec, out)
+        self.next_sweep = self.clock + W.sweep_every
+        return out
+
+    def _evict(self, ukey: str, rec: list, out: list[Rule]) -> None:
+        host, url = ukey.split("\x00", 1)
+        cid = rec[0]
+        self.urls.pop(ukey)
+        self.stats.evicted_urls += 1
+        site = site_of_host(host)
+        left = self.sites.get(site, 1) - 1
+        if left > 0:
+            self.sites[site] = left
+        else:
+            self.sites.pop(site)
+        if self._validates(cid):
+            self._count_url(url, host, cid, -1, out)
+        cl = self.clusters.get(cid)
+        if cl is None:
+            return
+        cl["n"] -= 1
+        if cl["n"] <= 0:
+            if cl["contrib"] is not None:
+                sid = self._group_apply(msgspec.convert(cl["contrib"], Contribution), -1)
+                self._refresh_group(sid, out)
+            for d in cl["digests"]:
+                self.index.forget(cid, d)
+            self.clusters.pop(cid)
+            self.stats.evicted_clusters += 1
+            return
+        self._set_contribution(cid, cl, out)
+        self.clusters[cid] = cl
+
+
+def _same(a: Contribution | None, b: Contribution | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return msgspec.to_builtins(a) == msgspec.to_builtins(b)
+
+

@@ -1,0 +1,284 @@
+"""Consensus -> rule (thesis §4.2.1.1-4.2.1.2), as structured parts rather than strings.
+
+Parts keep what a string would lose: which pieces are literal values of variant or
+irrelevant token sets. That is what lets rules of the same shape learned on different
+clusters be merged and generalized (generalize.py, DESIGN.md §6).
+
+Part kinds:
+  ("L", text)            literal in context and transformation (invariant delimiters)
+  ("C", lazy)            a capture: context ``([^/?=&#;:.]+)``, transformation ``$N``
+  ("V", values, chosen)  variant span: context ``(?:v1|v2)``, transformation ``chosen``
+  ("O", values)          irrelevant run: context ``(?:v1|v2)?``, nothing in transformation
+
+Splitting follows the thesis: subsequences between the delimiters / ? = & # ; : . ; an
+all-invariant subsequence is one capture. Two refinements, both so that one
+duplicate-causing thing is one part whatever its value: a subsequence that holds a variant
+set becomes one variant part, so a session id is one value rather than a column per
+token; and runs of irrelevant sets are merged into one optional part ("/index.html").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .align import GAP, Consensus
+from .tokenize import DELIMITERS
+
+SEG = "[^/?=&#;:.]+"
+_INV, _VAR, _IRR = 0, 1, 2
+
+
+def classify(col: dict[str, int]) -> int:
+    if GAP in col:
+        return _IRR
+    return _INV if len(col) == 1 else _VAR
+
+
+def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
+    """Parts of the rule for one aligned cluster, or None when it teaches nothing:
+    identical URLs (no set varies) or noise (more than ``max_noise`` of the sets vary,
+    the mark of unrelated URLs sharing one body, such as soft-404 pages)."""
+    cols = cons.cols
+    kinds = [classify(c) for c in cols]
+    varying = sum(1 for k in kinds if k != _INV)
+    if varying == 0 or varying > max_noise * len(kinds):
+        return None
+    rows = cons.rows
+    parts: list[tuple] = []
+    span: list[int] = []
+
+    def delim(ci: int) -> bool:
+        return kinds[ci] == _INV and next(iter(cols[ci])) in DELIMITERS
+
+    for ci in range(len(cols)):
+        if delim(ci):
+            _span_parts(span, kinds, cols, rows, parts)
+            span = []
+            tok = next(iter(cols[ci]))
+            if parts and parts[-1][0] == "L":
+                parts[-1] = ("L", parts[-1][1] + tok)
+            else:
+                parts.append(("L", tok))
+        else:
+            span.append(ci)
+    _span_parts(span, kinds, cols, rows, parts)
+    return parts
+
+
+def _span_parts(span, kinds, cols, rows, parts) -> None:
+    if not span:
+        return
+    ks = [kinds[c] for c in span]
+    if all(k == _INV for k in ks):
+        parts.append(("C", False))
+        return
+    if _VAR not in ks:
+        # invariant runs capture, irrelevant runs are optional
+        chunks = _runs(span, lambda c: kinds[c] == _IRR)
+    else:
+        chunks = _variant_chunks(span, kinds, cols)
+    for idx, (is_opt, cs) in enumerate(chunks):
+        if is_opt:
+            vals = {"".join(r[c] for c in cs) for r in rows} - {""}
+            parts.append(("O", tuple(sorted(vals))))
+        elif all(kinds[c] == _INV for c in cs):
+            followed_by_opt = idx + 1 < len(chunks) and chunks[idx + 1][0]
+            parts.append(("C", followed_by_opt))
+        else:
+            texts = ["".join(r[c] for c in cs) for r in rows]
+            counts = Counter(texts)
+            chosen = min(counts, key=lambda v: (-counts[v], v))
+            parts.append(("V", tuple(sorted(counts)), chosen))
+
+
+def _is_delim_col(col) -> bool:
+    return all(t in DELIMITERS for t in col if t)
+
+
+def _variant_chunks(span, kinds, cols):
+    """Chunks of a span that holds a variant set: irrelevant runs that start or end with
+    a delimiter are optional parts ("www.", ".ustreas", "&sid=..."); an invariant number
+    or word at the edge of a punctuation-only variant stays a capture (the 7 of
+    /story?id=7 ~ /story_7.html); everything else in between is one variant value."""
+    chunks: list[tuple[bool, list[int]]] = []
+    for is_irr, run in _runs(span, lambda c: kinds[c] == _IRR):
+        if is_irr and (_is_delim_col(cols[run[0]]) or _is_delim_col(cols[run[-1]])):
+            chunks.append((True, run))
+        elif chunks and not chunks[-1][0]:
+            chunks[-1][1].extend(run)
+        else:
+            chunks.append((False, list(run)))
+    out: list[tuple[bool, list[int]]] = []
+    for is_opt, cs in chunks:
+        if is_opt or len(cs) < 2:
+            out.append((is_opt, cs))
+            continue
+        head, tail = [], []
+        if _edge_capture(cs[0], cs[1], kinds, cols):
+            head = [cs[0]]
+            cs = cs[1:]
+        if len(cs) >= 2 and _edge_capture(cs[-1], cs[-2], kinds, cols):
+            tail = [cs[-1]]
+            cs = cs[:-1]
+        out.extend((False, c) for c in (head, cs, tail) if c)
+    return out
+
+
+def _edge_capture(edge: int, inner: int, kinds, cols) -> bool:
+    return (
+        kinds[edge] == _INV
+        and next(iter(cols[edge])).isalnum()
+        and kinds[inner] == _VAR
+        and _is_delim_col(cols[inner]) is False
+        and all(not t.isalnum() for t in cols[inner])
+    )
+
+
+def _runs(span, pred):
+    """Maximal runs of columns with equal ``pred``, as (pred, columns)."""
+    out: list[tuple[bool, list[int]]] = []
+    for c in span:
+        p = pred(c)
+        if out and out[-1][0] == p:
+            out[-1][1].append(c)
+        else:
+            out.append((p, [c]))
+    return out
+
+
+# ---------------------------------------------------------------- rendering
+
+_CLASS_BY_BITS = {1: "[0-9]+", 2: "[a-zA-Z]+", 3: "[0-9a-zA-Z]+"}
+
+
+def char_bits(text: str) -> int:
+    """1 digits, 2 ASCII letters, 4 anything else (within a span: no delimiters)."""
+    bits = 0
+    for ch in text:
+        if ch.isascii() and ch.isdigit():
+            bits |= 1
+        elif ch.isascii() and ch.isalpha():
+            bits |= 2
+        else:
+            bits |= 4
+    return bits
+
+
+def class_for(bits: int) -> str:
+    return _CLASS_BY_BITS.get(bits, SEG)
+
+
+def escape(text: str) -> str:
+    """Backslash before ASCII punctuation only: valid in Python re, RE2 and Java alike."""
+    return "".join("\\" + ch if ch.isascii() and not ch.isalnum() and ch != "_" else ch for ch in text)
+
+
+def escape_repl(text: str) -> str:
+    """Transformation literals: ``$`` is the only special character (``$$`` = literal $)."""
+    return text.replace("$", "$$")
+
+
+def alternation(values, optional: bool) -> str:
+    vals = sorted({v for v in values if v}, key=lambda v: (-len(v), v))
+    if not vals:
+        return ""
+    body = "|".join(escape(v) for v in vals)
+    group = f"(?:{body})"
+    return group + "?" if optional or "" in values else group
+
+
+def render(parts: list[tuple], card_set: int) -> tuple[str, str]:
+    """Parts -> (context, transformation). Variant and irrelevant sets with more than
+    ``card_set`` values become a type class (thesis: Card_set), not captured: their
+    values do not change the page, so they must not reach the canonical form."""
+    ctx = ["^"]
+    out = []
+    ncap = 0
+    for p in parts:
+        kind = p[0]
+        if kind == "L":
+            ctx.append(escape(p[1]))
+            out.append(escape_repl(p[1]))
+        elif kind == "C":
+            ncap += 1
+            ctx.append(f"({SEG}?)" if p[1] else f"({SEG})")
+            out.append(f"${ncap}")
+        elif kind == "V":
+            values, chosen = p[1], p[2]
+            if len(values) > card_set and "" not in values:
+                bits = 0
+                for v in values:
+                    bits |= char_bits(v)
+                ctx.append(f"(?:{class_for(bits)})")
+                out.append("")
+            else:
+                ctx.append(alternation(values, optional=False))
+                out.append(escape_repl(chosen))
+        elif kind == "O":
+            ctx.append(p[2] if len(p) > 2 else _opt_regex(p[1], card_set))
+        elif kind == "G":  # generalized variant (generalize.py): class, dropped
+            ctx.append(f"(?:{p[1]})")
+        else:
+            raise ValueError(f"unknown part {p!r}")
+    ctx.append("$")
+    return "".join(ctx), "".join(out)
+
+
+def _opt_regex(values, card_set: int) -> str:
+    if len(values) <= card_set:
+        return alternation(values, optional=True)
+    return "(?:" + generalize_values(values) + ")?"
+
+
+def skeleton(value: str) -> tuple[str, ...]:
+    """Delimiters kept, the text between them abstracted: "&sid=9f3a" -> ('&', '*', '=', '*')."""
+    out: list[str] = []
+    cur = False
+    for ch in value:
+        if ch in DELIMITERS:
+            out.append(ch)
+            cur = False
+        elif not cur:
+            out.append("*")
+            cur = True
+    return tuple(out)
+
+
+def segments(value: str) -> list[str]:
+    """The texts that ``skeleton`` abstracts, in order."""
+    segs, cur = [], []
+    for ch in value:
+        if ch in DELIMITERS:
+            if cur:
+                segs.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        segs.append("".join(cur))
+    return segs
+
+
+def generalize_values(values) -> str:
+    """A regex for many values of one skeleton: stable segments stay literal (the key
+    ``sid``), varying ones become a class (its value). Mixed skeletons: any text."""
+    skels = {skeleton(v) for v in values}
+    if len(skels) != 1:
+        return "[^#]*"
+    (skel,) = skels
+    segvals = [segments(v) for v in values]
+    out, si = [], 0
+    for item in skel:
+        if item != "*":
+            out.append(escape(item))
+            continue
+        col = {sv[si] for sv in segvals}
+        si += 1
+        if len(col) == 1:
+            out.append(escape(next(iter(col))))
+        else:
+            bits = 0
+            for v in col:
+                bits |= char_bits(v)
+            out.append(class_for(bits))
+    return "".join(out)

@@ -1,0 +1,188 @@
+"""Rules as crawlers see them (DESIGN.md §2), and ``RuleSet.canonicalize``.
+
+A rule applies to a URL when the URL's host is in ``hosts`` and ``context`` matches the
+whole URL. The first applicable active rule wins, rules ordered by descending support,
+then id; no chaining. The result, or the URL itself when no rule applies, is then
+lightly normalized (scheme and host case, default port, percent-encoding), so keys are
+comparable whichever way they were made.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+import msgspec
+
+from .urls import host_of, light_normalize
+
+ACTIVE, RETIRED = "active", "retired"
+_REF = re.compile(r"\$(\$|[0-9]+)")
+
+
+class Rule(msgspec.Struct, kw_only=True):
+    id: str
+    hosts: list[str]
+    context: str
+    transformation: str
+    support: int = 0
+    fpr: float = 0.0
+    freq: int = 0
+    version: int = 1
+    status: str = ACTIVE
+    updated: float = 0.0
+
+    def compile(self) -> "CompiledRule":
+        return CompiledRule(self)
+
+
+class RuleError(ValueError):
+    pass
+
+
+class CompiledRule:
+    """Context compiled once, transformation pre-split into literals and group numbers."""
+
+    __slots__ = ("rule", "match", "parts", "ngroups")
+
+    def __init__(self, rule: Rule):
+        self.rule = rule
+        try:
+            rx = re.compile(rule.context)
+        except re.error as e:
+            raise RuleError(f"rule {rule.id}: bad context regex: {e}") from None
+        self.match = rx.match
+        self.ngroups = rx.groups
+        parts: list[str | int] = []
+        pos = 0
+        for m in _REF.finditer(rule.transformation):
+            parts.append(rule.transformation[pos : m.start()])
+            ref = m.group(1)
+            if ref == "$":
+                parts.append("$")
+            else:
+                n = int(ref)
+                if not 1 <= n <= rx.groups:
+                    raise RuleError(f"rule {rule.id}: transformation refers to ${n}, context has {rx.groups} groups")
+                parts.append(n)
+            pos = m.end()
+        parts.append(rule.transformation[pos:])
+        self.parts = [p for p in parts if p != ""]
+
+    def apply(self, url: str) -> str | None:
+        """The rule's output for ``url``, or None when the context does not match it."""
+        m = self.match(url)
+        if m is None or m.end() != len(url):
+            return None
+        g = m.groups()
+        return "".join(p if p.__class__ is str else (g[p - 1] or "") for p in self.parts)
+
+
+def rule_order(rule: Rule) -> tuple:
+    return (-rule.support, rule.id)
+
+
+class RuleSet:
+    """Active rules indexed by host, so a URL is tried only against its host's rules."""
+
+    def __init__(self, rules: Iterable[Rule] = ()):
+        self._by_id: dict[str, CompiledRule] = {}
+        self._by_host: dict[str, list[CompiledRule]] = {}
+        for r in rules:
+            if r.status == ACTIVE:
+                self._by_id[r.id] = r.compile()
+        self._index()
+
+    def _index(self) -> None:
+        by_host: dict[str, list[CompiledRule]] = {}
+        for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
+            for h in cr.rule.hosts:
+                by_host.setdefault(h.lower(), []).append(cr)
+        self._by_host = by_host
+
+    # ------------------------------------------------------------ loading / saving
+    @classmethod
+    def load(cls, path: str | Path) -> "RuleSet":
+        return cls(read_rules(path))
+
+    def save(self, path: str | Path) -> None:
+        write_rules(path, self.rules())
+
+    def rules(self) -> list[Rule]:
+        return sorted((c.rule for c in self._by_id.values()), key=rule_order)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, rule_id: str) -> bool:
+        return rule_id in self._by_id
+
+    def upsert(self, rule: Rule) -> bool:
+        """Apply one update record; stale versions are ignored. True when it changed the set."""
+        cur = self._by_id.get(rule.id)
+        if cur is not None and cur.rule.version >= rule.version:
+            return False
+        if rule.status == ACTIVE:
+            self._by_id[rule.id] = rule.compile()
+        elif cur is None:
+            return False
+        else:
+            del self._by_id[rule.id]
+        self._index()
+        return True
+
+    # ------------------------------------------------------------ applying
+    def canonicalize(self, url: str) -> str:
+        host = host_of(url)
+        for cr in self._by_host.get(host, ()):
+            out = cr.apply(url)
+            if out is not None:
+                return light_normalize(out)
+        return light_normalize(url)
+
+    def explain(self, url: str) -> tuple[Rule | None, str]:
+        """The rule that decides ``url`` (None: only light normalization) and the key."""
+        for cr in self._by_host.get(host_of(url), ()):
+            out = cr.apply(url)
+            if out is not None:
+                return cr.rule, light_normalize(out)
+        return None, light_normalize(url)
+
+    def applicable(self, url: str) -> list[Rule]:
+        return [cr.rule for cr in self._by_host.get(host_of(url), ()) if cr.apply(url) is not None]
+
+
+_decoder = msgspec.json.Decoder(Rule)
+_encoder = msgspec.json.Encoder()
+
+
+def read_rules(path: str | Path) -> Iterator[Rule]:
+    p = Path(path)
+    try:
+        fh = p.open("rb")
+    except OSError as e:
+        raise RuleError(f"cannot read rules file {p}: {e.strerror}") from None
+    with fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield _decoder.decode(line)
+            except msgspec.DecodeError as e:
+                raise RuleError(f"{p}:{n}: not a rule record: {e}") from None
+
+
+def write_rules(path: str | Path | IO[bytes], rules: Iterable[Rule]) -> int:
+    n = 0
+    if hasattr(path, "write"):
+        for r in rules:
+            path.write(_encoder.encode(r) + b"\n")
+            n += 1
+        return n
+    with open(path, "wb") as fh:
+        return write_rules(fh, rules)
+
+
+def encode_rule(rule: Rule) -> bytes:
+    return _encoder.encode(rule)

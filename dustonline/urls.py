@@ -1,0 +1,96 @@
+"""URL helpers on the hot path: host, site and the light normalization used when no rule applies.
+
+Written with plain string operations rather than urllib.parse: canonicalize runs once per
+URL a crawler discovers, and urlsplit alone costs more than our whole rule application.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def split_authority(url: str) -> tuple[str, str, str]:
+    """(scheme, authority, rest) without validation; rest starts with / ? # or is empty."""
+    i = url.find("://")
+    if i < 0:
+        return "", "", url
+    start = i + 3
+    end = len(url)
+    for ch in "/?#":
+        j = url.find(ch, start)
+        if 0 <= j < end:
+            end = j
+    return url[:i], url[start:end], url[end:]
+
+
+def host_of(url: str) -> str:
+    """Lower-case host without userinfo or port: the key rules are indexed by."""
+    _, auth, _ = split_authority(url)
+    at = auth.rfind("@")
+    if at >= 0:
+        auth = auth[at + 1 :]
+    if auth.startswith("["):
+        end = auth.find("]")
+        return auth[: end + 1].lower() if end > 0 else auth.lower()
+    colon = auth.find(":")
+    if colon >= 0:
+        auth = auth[:colon]
+    return auth.lower().rstrip(".")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def site_of_host(host: str) -> str:
+    """Registered domain (public suffix + 1) from the public suffix list snapshot bundled
+    with tldextract; never touches the network. IPs and single labels are their own site."""
+    ext = _extractor()(host)
+    domain = getattr(ext, "top_domain_under_public_suffix", None)
+    if domain is None:  # tldextract < 5.3
+        domain = ext.registered_domain
+    return domain or host
+
+
+def site_of(url: str) -> str:
+    return site_of_host(host_of(url))
+
+
+@functools.lru_cache(maxsize=1)
+def _extractor():
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def _pct_fix(m: re.Match) -> str:
+    ch = chr(int(m.group(1), 16))
+    return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+
+def light_normalize(url: str) -> str:
+    """RFC 3986 syntax-based normalization (scheme and host case, default port, empty path,
+    percent-encoding case and unreserved characters, fragment removed). Semantics-free: it
+    never merges two URLs a server could tell apart, which is the rules' job."""
+    scheme, auth, rest = split_authority(url)
+    if not scheme:
+        return url
+    scheme = scheme.lower()
+    at = auth.rfind("@")
+    userinfo, hostport = (auth[: at + 1], auth[at + 1 :]) if at >= 0 else ("", auth)
+    hostport = hostport.lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    if default and hostport.endswith(default):
+        hostport = hostport[: -len(default)]
+    if hostport.endswith(".") or ".:" in hostport:
+        hostport = hostport.replace(".:", ":").rstrip(".")
+    h = rest.find("#")
+    if h >= 0:
+        rest = rest[:h]
+    if not rest or rest[0] == "?":
+        rest = "/" + rest
+    if "%" in rest:
+        rest = _PCT.sub(_pct_fix, rest)
+    return f"{scheme}://{userinfo}{hostport}{rest}"
