@@ -31,7 +31,6 @@ class Learning(_Section):
     max_cluster_urls: int = 1000 # a cluster with more distinct URLs is noise (soft 404, shared image)
     max_noise: float = 0.5       # a consensus with more non-invariant token sets than this share is noise
     generalize: bool = True      # merge same-shape rules across clusters (DESIGN.md §6)
-    cross_host: bool = False     # offer validated rules to sibling hosts of one registered domain
     aligner: str = "dustlin"     # batch learn(): "dustlin" (linear) or "duster" (progressive)
 
 

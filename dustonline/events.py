@@ -61,7 +61,11 @@ def parse_ts(value: Any) -> float:
     elif isinstance(value, str):
         s = value.strip()
         if len(s) == 14 and s.isdigit():
-            ts = _dt.datetime.strptime(s, "%Y%m%d%H%M%S").replace(tzinfo=_dt.timezone.utc).timestamp()
+            try:
+                d14 = _dt.datetime.strptime(s, "%Y%m%d%H%M%S")
+            except ValueError:
+                raise BadEvent("bad-timestamp", s) from None
+            ts = d14.replace(tzinfo=_dt.timezone.utc).timestamp()
         else:
             try:
                 ts = float(s)
@@ -129,9 +133,11 @@ def _opt_int(d: dict, key: str, default: int | None) -> int | None:
         return default
     if isinstance(v, bool):
         raise BadEvent("bad-field", f"{key} {v!r}")
+    if isinstance(v, float) and not v.is_integer():
+        raise BadEvent("bad-field", f"{key} {v!r:.40} is not a whole number")
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise BadEvent("bad-field", f"{key} {v!r:.40}") from None
 
 
@@ -144,6 +150,8 @@ def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> Fet
         raise BadEvent("bad-timestamp", "missing ts")
     ts = parse_ts(d["ts"])
     status = _opt_int(d, "status", 200)
+    if not -9999 <= status <= 999:  # Heritrix uses negative codes for fetch failures
+        raise BadEvent("bad-field", f"status {status} out of range")
     canonical = d.get("canonical") or None
     if canonical is not None:
         try:

@@ -37,6 +37,7 @@ from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
 from .urls import host_of, site_of_host
+from .validation import refines
 
 CANDIDATE, REDUNDANT = "candidate", "redundant"
 
@@ -420,32 +421,15 @@ class OnlineLearner:
         out.append(r)
 
     # ------------------------------------------------------------------ redundancy (Alg. 6)
-    def _support_blocks(self, rid: str, hosts) -> dict[str, list[tuple[str, str]]]:
-        cand = self._cands[rid]
-        blocks: dict[str, list[tuple[str, str]]] = {}
+    def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
         for h in hosts:
             for ukey, (cid, _ts) in self.urls.items(h + "\x00"):
-                if not self._validates(cid):
-                    continue
-                url = ukey.split("\x00", 1)[1]
-                f = cand.compiled.apply(url)
-                if f is not None:
-                    blocks.setdefault(f, []).append((url, h))
-        return blocks
+                if self._validates(cid):
+                    yield ukey.split("\x00", 1)[1], h
 
     def _refines(self, r1: str, r2: str) -> bool:
-        """support(r1) ⊆ support(r2): every r1 block of 2+ URLs falls in one r2 block."""
-        c2 = self._cands[r2]
-        hosts2 = set(c2.rec["hosts"])
-        for members in self._support_blocks(r1, self._cands[r1].rec["hosts"]).values():
-            if len(members) < 2:
-                continue
-            forms = set()
-            for url, h in members:
-                forms.add(c2.compiled.apply(url) if h in hosts2 else None)
-                if None in forms or len(forms) > 1:
-                    return False
-        return True
+        c1 = self._cands[r1]
+        return refines(c1.compiled, self._cands[r2].compiled, self._validation_urls(c1.rec["hosts"]))
 
     def _preferred(self, a: str, b: str) -> bool:
         """Between rules of equal support: the more general (shorter context), then lower id."""

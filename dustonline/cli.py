@@ -1,0 +1,265 @@
+"""The ``dustonline`` command: a thin layer over the library.
+
+Other tools depend on these forms; change them only compatibly:
+  dustonline learn INPUT... --rules-out RULES.jsonl [--state DIR] [--config FILE] [--format F]
+  dustonline canonicalize --rules RULES.jsonl [INPUT]
+  dustonline rules show RULES.jsonl
+  dustonline explain --rules RULES.jsonl URL
+  dustonline demo
+  dustonline generate --events OUT.jsonl[.gz] --truth TRUTH.jsonl[.gz] [--sites N --pages N --seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+from .config import ConfigError, load_config
+from .rules import RuleError, RuleSet, read_rules, write_rules
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except (ConfigError, RuleError, ValueError, OSError) as e:
+        print(f"dustonline: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dustonline: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dustonline", description="Online learner of URL canonicalization (DUST) rules.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("learn", help="learn rules from fetch events, in order, and write the active rule set")
+    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files (JSON lines, crawl.log, CDX, CDXJ; .gz ok; - = stdin)")
+    s.add_argument("--rules-out", required=True, metavar="RULES.jsonl")
+    s.add_argument("--state", metavar="DIR", help="RocksDB state directory (default: a temporary one)")
+    s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
+    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj"), help="input format (default: auto per file)")
+    s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE", help="rejected records with reasons (default: %(default)s)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_learn)
+
+    s = sub.add_parser("canonicalize", help="one canonical key per input URL line")
+    s.add_argument("--rules", required=True, metavar="RULES.jsonl")
+    s.add_argument("input", nargs="?", default="-", metavar="INPUT", help="URLs, one per line (default: stdin)")
+    s.set_defaults(func=cmd_canonicalize)
+
+    s = sub.add_parser("rules", help="inspect a rules file")
+    rs = s.add_subparsers(dest="rules_cmd", required=True, metavar="SUBCOMMAND")
+    s2 = rs.add_parser("show", help="readable table of the rules")
+    s2.add_argument("path", metavar="RULES.jsonl")
+    s2.add_argument("--all", action="store_true", help="also retired records")
+    s2.set_defaults(func=cmd_rules_show)
+
+    s = sub.add_parser("explain", help="which rule decides a URL, and its key")
+    s.add_argument("--rules", required=True, metavar="RULES.jsonl")
+    s.add_argument("url", metavar="URL")
+    s.set_defaults(func=cmd_explain)
+
+    s = sub.add_parser("demo", help="learn on the bundled sample stream and show what it saves")
+    s.add_argument("--rules-out", default=None, metavar="RULES.jsonl", help="also write the learned rules here")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("generate", help="write a synthetic multi-site fetch stream with ground truth")
+    s.add_argument("--events", required=True, metavar="OUT.jsonl")
+    s.add_argument("--truth", required=True, metavar="TRUTH.jsonl")
+    s.add_argument("--sites", type=int, default=50)
+    s.add_argument("--pages", type=int, default=20000)
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_generate)
+    return p
+
+
+# ------------------------------------------------------------------ learn
+def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=True):
+    """Feed every event of ``inputs`` to an OnlineLearner; returns (learner, dead letters, seconds)."""
+    from .deadletter import DeadLetter
+    from .learner import OnlineLearner
+    from .readers import Rejected, read_events
+    from .store import rocks_store
+
+    store = rocks_store(state, cfg.storage.cache_entries)
+    learner = OnlineLearner(cfg, store)
+    dlq = DeadLetter(dead_letter)
+    bar = _progress(progress)
+    t0 = time.perf_counter()
+    try:
+        for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length):
+            if isinstance(item, Rejected):
+                dlq.add(item)
+            else:
+                learner.learn_one(item)
+            if bar is not None:
+                bar.update(1)
+        learner.checkpoint()
+    finally:
+        if bar is not None:
+            bar.close()
+        dlq.close()
+    return learner, dlq, time.perf_counter() - t0
+
+
+def _progress(enabled: bool):
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(unit=" ev", unit_scale=True, file=sys.stderr, mininterval=0.5, desc="learning")
+
+
+def cmd_learn(args) -> int:
+    cfg = load_config(args.config)
+    learner, dlq, secs = run_learner(args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet)
+    rules = learner.rules()
+    n = write_rules(args.rules_out, rules)
+    s = learner.summary()
+    learner.store.close()
+    rate = s["events"] / secs if secs > 0 else 0.0
+    lines = [
+        f"events      {s['events'] + dlq.total:>10,}  ({rate:,.0f}/s, {secs:.1f} s)",
+        f"rejected    {dlq.total:>10,}  {dlq.summary() if dlq.total else ''}".rstrip(),
+        f"ignored     {s['ignored']:>10,}  (non-2xx, empty payload or no content evidence)",
+        f"urls        {s['urls']:>10,}",
+        f"clusters    {s['clusters']:>10,}",
+        f"candidates  {s['candidates']:>10,}",
+        f"active rules{n:>10,}  -> {args.rules_out}",
+    ]
+    if dlq.total:
+        lines.append(f"dead letters written to {args.dead_letter}")
+    print("\n".join(lines), file=sys.stderr)
+    return 0
+
+
+# ------------------------------------------------------------------ canonicalize / explain / show
+def cmd_canonicalize(args) -> int:
+    from .events import BadEvent, check_url
+
+    rs = RuleSet.load(args.rules)
+    src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="replace")
+    out = sys.stdout
+    warned = 0
+    with src:
+        for n, line in enumerate(src, 1):
+            url = line.rstrip("\r\n")
+            try:
+                check_url(url.strip(), 1 << 20)
+                key = rs.canonicalize(url.strip())
+            except BadEvent as e:
+                key = url
+                warned += 1
+                if warned <= 20:
+                    print(f"dustonline: line {n}: not a URL ({e.reason}), key is the line itself", file=sys.stderr)
+            out.write(key + "\n")
+    if warned > 20:
+        print(f"dustonline: {warned} lines were not URLs", file=sys.stderr)
+    return 0
+
+
+def cmd_rules_show(args) -> int:
+    rules = list(read_rules(args.path))
+    if not args.all:
+        rules = [r for r in rules if r.status == "active"]
+    print(format_rules(rules))
+    return 0
+
+
+def format_rules(rules, width: int = 160) -> str:
+    head = f"{'id':<16} {'status':<7} {'support':>8} {'fpr':>6} {'freq':>6}  {'hosts':<28} context -> transformation"
+    rows = [head, "-" * min(width, len(head) + 40)]
+    for r in rules:
+        hosts = ", ".join(r.hosts[:2]) + (f" +{len(r.hosts) - 2}" if len(r.hosts) > 2 else "")
+        rows.append(f"{r.id:<16} {r.status:<7} {r.support:>8,} {r.fpr:>6.3f} {r.freq:>6,}  {hosts[:28]:<28} {r.context}  ->  {r.transformation}")
+    rows.append(f"{len(rules)} rule(s)")
+    return "\n".join(rows)
+
+
+def cmd_explain(args) -> int:
+    rs = RuleSet.load(args.rules)
+    rule, key = rs.explain(args.url)
+    print(f"url        {args.url}")
+    if rule is None:
+        print("rule       none applies (light normalization only)")
+    else:
+        print(f"rule       {rule.id}  (support {rule.support:,}, fpr {rule.fpr:.3f}, freq {rule.freq:,}, version {rule.version})")
+        print(f"context    {rule.context}")
+        print(f"transform  {rule.transformation}")
+    print(f"key        {key}")
+    return 0
+
+
+# ------------------------------------------------------------------ demo / generate
+def sample_paths() -> tuple[Path, Path]:
+    base = resources.files("dustonline") / "data"
+    return Path(str(base / "sample-stream.jsonl.gz")), Path(str(base / "sample-truth.jsonl.gz"))
+
+
+def cmd_demo(args) -> int:
+    import gzip
+    import json
+
+    from .config import Config
+
+    events, truth_path = sample_paths()
+    print(f"Learning on the bundled sample stream {events.name} (embedded mode, RocksDB in a temp dir) ...")
+    cfg = Config().check()
+    learner, dlq, secs = run_learner([events], cfg, progress=True)
+    rules = learner.rules()
+    s = learner.summary()
+    learner.store.close()
+    print(f"{s['events']:,} events in {secs:.1f} s ({s['events'] / secs:,.0f}/s): {s['urls']:,} URLs, "
+          f"{s['clusters']:,} clusters, {s['candidates']:,} candidates, {len(rules)} active rules\n")
+    print(format_rules(rules[:15]))
+    if len(rules) > 15:
+        print(f"... and {len(rules) - 15} more")
+    truth = {}
+    with gzip.open(truth_path, "rt") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            truth[rec["url"]] = rec["truth"]
+    from .metrics import evaluate
+
+    rs = RuleSet(rules)
+    m = evaluate(truth, rs.canonicalize)
+    base = evaluate(truth, RuleSet().canonicalize)
+    print(f"\nWhat the rules would save on these {m.urls:,} distinct URLs ({m.contents:,} distinct contents):")
+    print(f"  fetches needed   {m.keys:,} instead of {base.keys:,}  (compression {m.compression:.1%}; light normalization alone: {base.compression:.1%})")
+    print(f"  duplicates merged  {m.coverage:.1%} of all duplicate URLs (coverage)")
+    print(f"  contents lost      {m.lost} ({m.lost_rate:.2%}): distinct pages merged away, never fetched")
+    shown = 0
+    by_key: dict[str, list[str]] = {}
+    for u in sorted(truth):
+        by_key.setdefault(rs.canonicalize(u), []).append(u)
+    print("\nExamples of URLs merged under one key:")
+    for key, urls in sorted(by_key.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if len(urls) > 1 and shown < 5:
+            print(f"  {key}")
+            for u in urls[:4]:
+                print(f"      <- {u}")
+            shown += 1
+    if args.rules_out:
+        write_rules(args.rules_out, rules)
+        print(f"\nrules written to {args.rules_out}")
+    return 0
+
+
+def cmd_generate(args) -> int:
+    from .generate import GenConfig, write_stream
+
+    cfg = GenConfig(seed=args.seed, sites=args.sites, pages=args.pages)
+    write_stream(cfg, args.events, args.truth)
+    print(f"wrote {args.events} and {args.truth}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,302 @@
+"""Turn input files (JSON lines, Heritrix crawl.log, CDX, CDXJ) into FetchEvents.
+
+Every format is mapped onto a DESIGN.md §2 event dict and validated by
+``events.event_from_dict``, so a bad record is rejected for the same reason whatever
+its format. Bad records never stop a run: they come out as ``Rejected`` items, in input
+order, for the dead-letter file.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import sys
+from collections import Counter
+from itertools import chain
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import msgspec
+
+from .events import DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, event_from_dict, parse_ts
+
+FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj")
+
+RAW_MAX = 4096
+_DETECT_LINES = 20          # non-blank record lines looked at by detect_format
+_HEAD_MAX = 1000            # never buffer more raw lines than this while detecting
+_NOT_RECORDS = (b"metadata://", b"filedesc://")  # Heritrix/ARC header lines
+
+_json = msgspec.json.Decoder()
+
+
+class Rejected(msgspec.Struct, frozen=True):
+    """A record that could not become a FetchEvent, with enough context to find and fix it."""
+
+    source: str
+    line: int
+    reason: str
+    detail: str
+    raw: str
+
+
+# ---------------------------------------------------------------- timestamps
+
+
+@functools.lru_cache(maxsize=4096)
+def _hour_start(prefix: str) -> float:
+    return parse_ts(prefix + "0000")
+
+
+def _ts14(s: str) -> float:
+    """parse_ts for ``yyyymmddHHMMSS``, with the strptime cached per hour: it is the hot path."""
+    try:
+        if len(s) == 14 and s.isascii() and s.isdigit():
+            mi, se = int(s[10:12]), int(s[12:14])
+            if mi < 60 and se < 60:
+                return _hour_start(s[:10]) + mi * 60 + se
+        return parse_ts(s)
+    except BadEvent:
+        raise
+    except ValueError:  # strptime on an impossible date
+        raise BadEvent("bad-timestamp", s[:80]) from None
+
+
+def _fetch_begin(s: Any) -> float | None:
+    """Heritrix ``yyyymmddHHMMSSmmm+duration``: the fetch time, which the log time is not."""
+    if isinstance(s, str) and len(s) >= 17 and s[:17].isascii() and s[:17].isdigit():
+        try:
+            return _ts14(s[:14]) + int(s[14:17]) / 1000
+        except BadEvent:
+            return None
+    return None
+
+
+# ---------------------------------------------------------------- per-format parsers
+# Each takes one stripped, decoded line and returns an event dict (None: not a record,
+# e.g. a CDX header) or raises BadEvent.
+
+
+def _decode_json(text: str) -> Any:
+    try:
+        return _json.decode(text)
+    except msgspec.DecodeError as e:
+        raise BadEvent("bad-json", str(e)[:200]) from None
+
+
+def _from_kafka(d: dict) -> dict:
+    """Heritrix KafkaCrawlLogFeed message -> §2 event (fetch begin time preferred, as in crawl.log)."""
+    ts = _fetch_begin(d.get("start_time_plus_duration"))
+    return {
+        "url": d.get("url"),
+        "ts": d.get("timestamp") if ts is None else ts,
+        "status": d.get("status_code"),
+        "digest": d.get("content_digest"),
+        "length": d.get("size"),
+    }
+
+
+def _parse_jsonl(text: str) -> Any:
+    d = _decode_json(text)
+    if type(d) is dict and "ts" not in d and ("status_code" in d or "content_digest" in d or "timestamp" in d):
+        return _from_kafka(d)
+    return d  # event_from_dict rejects non-objects
+
+
+def _parse_crawllog(text: str) -> dict:
+    f = text.split()
+    if len(f) < 10:
+        raise BadEvent("bad-record", f"crawl.log line with {len(f)} fields, expected 11+")
+    ts = _fetch_begin(f[8])
+    return {
+        "url": f[3],
+        "ts": parse_ts(f[0]) if ts is None else ts,
+        "status": f[1],
+        "digest": f[9],
+        "length": f[2] if f[2].isdigit() else None,
+    }
+
+
+# CDX legend letters -> our fields; first letter present wins.
+_CDX_KEYS = {"url": "aA", "ts": "b", "mime": "m", "status": "s", "digest": "k", "length": "Sn"}
+_CDX_DEFAULT = {11: "NbamskrMSVg", 10: "NbamskrMVg", 9: "NbamskrVg"}
+
+
+def _cdx_layout(letters: Iterable[str]) -> dict[str, int | None]:
+    pos = {c: i for i, c in enumerate(letters)}
+    return {k: next((pos[c] for c in cs if c in pos), None) for k, cs in _CDX_KEYS.items()}
+
+
+_CDX_DEFAULT_LAYOUTS = {n: _cdx_layout(v) for n, v in _CDX_DEFAULT.items()}
+
+
+def _unknown_status(mime: Any) -> int:
+    """A revisit means the same content as an earlier 200; otherwise '-' is 'unknown' (never teaches)."""
+    return 200 if mime == "warc/revisit" else 0
+
+
+class _CdxParser:
+    """Stateful: a ` CDX ...` header line fixes the field layout for the rest of the file."""
+
+    def __init__(self) -> None:
+        self.layout: dict[str, int | None] | None = None
+        self.nfields = 0
+
+    def __call__(self, text: str) -> dict | None:
+        if text.startswith("CDX "):
+            letters = text.split()[1:]
+            self.layout, self.nfields = _cdx_layout(letters), len(letters)
+            return None
+        f = text.split()
+        if self.layout is None:
+            lay = _CDX_DEFAULT_LAYOUTS.get(len(f))
+        else:
+            lay = self.layout if len(f) == self.nfields else None
+        if lay is None or lay["url"] is None or lay["ts"] is None:
+            raise BadEvent("bad-record", f"CDX line with {len(f)} fields")
+        get = lambda k: None if lay[k] is None else f[lay[k]]  # noqa: E731
+        mime, status = get("mime"), get("status")
+        return {
+            "url": f[lay["url"]],
+            "ts": _ts14(f[lay["ts"]]),
+            "status": _unknown_status(mime) if status in (None, "-") else status,
+            "digest": get("digest"),
+            "length": get("length"),
+        }
+
+
+def _parse_cdxj(text: str) -> dict:
+    parts = text.split(" ", 2)
+    if len(parts) != 3 or not parts[2].startswith("{"):
+        raise BadEvent("bad-record", "CDXJ line is not 'surt timestamp {json}'")
+    j = _decode_json(parts[2])
+    if type(j) is not dict:
+        raise BadEvent("bad-json", "CDXJ block is not an object")
+    status = j.get("status")
+    return {
+        "url": j.get("url"),
+        "ts": _ts14(parts[1]),
+        "status": _unknown_status(j.get("mime")) if status in (None, "", "-") else status,
+        "digest": j.get("digest"),
+        "length": j.get("length"),
+    }
+
+
+_PARSERS: dict[str, Callable[[], Callable[[str], Any]]] = {
+    "jsonl": lambda: _parse_jsonl,
+    "crawllog": lambda: _parse_crawllog,
+    "cdx": _CdxParser,
+    "cdxj": lambda: _parse_cdxj,
+}
+
+
+# ---------------------------------------------------------------- detection
+
+
+def _is_ts14(b: bytes) -> bool:
+    return len(b) == 14 and b.isdigit()
+
+
+def _classify(s: bytes) -> str | None:
+    if s.startswith(b"{"):
+        return "jsonl"
+    if s.startswith(b"CDX "):
+        return "cdx"
+    f = s.split(None, 3)
+    if len(f) >= 3 and _is_ts14(f[1]) and s.split(b" ", 2)[-1].startswith(b"{"):
+        return "cdxj"
+    if len(f) >= 3 and _is_ts14(f[1]) and len(s.split()) in _CDX_DEFAULT:
+        return "cdx"
+    if (len(f) >= 3 and len(f[0]) >= 19 and f[0][4:5] == b"-" and f[0][10:11] == b"T"
+            and f[1].lstrip(b"-").isdigit() and (f[2].isdigit() or f[2] == b"-")):
+        return "crawllog"
+    return None
+
+
+def detect_format(lines: list[bytes]) -> str:
+    """Majority vote of the first non-blank record lines; Heritrix/ARC header lines don't vote."""
+    votes: Counter[str] = Counter()
+    seen = 0
+    for line in lines:
+        s = line.strip()
+        if not s or s.startswith(_NOT_RECORDS):
+            continue
+        seen += 1
+        kind = _classify(s)
+        if kind:
+            votes[kind] += 1
+        if seen >= _DETECT_LINES:
+            break
+    if not votes:
+        raise ValueError(
+            "cannot tell the input format from its first lines; pass --format with one of "
+            + ", ".join(f for f in FORMATS if f != "auto"))
+    return votes.most_common(1)[0][0]
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _raw(line: bytes) -> str:
+    return line.rstrip(b"\r\n")[:RAW_MAX].decode("utf-8", errors="replace")[:RAW_MAX]
+
+
+def _read_source(src: str | Path, fmt: str, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
+    stdin = str(src) == "-"
+    name = "<stdin>" if stdin else str(src)
+    fh = sys.stdin.buffer if stdin else gzip.open(src, "rb") if str(src).endswith(".gz") else open(src, "rb")
+    try:
+        lines: Iterable[bytes] = fh
+        if fmt == "auto":
+            head: list[bytes] = []
+            records = 0
+            for line in fh:
+                head.append(line)
+                s = line.strip()
+                records += bool(s) and not s.startswith(_NOT_RECORDS)
+                if records >= _DETECT_LINES or len(head) >= _HEAD_MAX:
+                    break
+            # only Heritrix header lines (or nothing): crawllog rejects them as bad-record
+            fmt = detect_format(head) if records else "crawllog"
+            lines = chain(head, fh)
+        parse = _PARSERS[fmt]()
+        for n, line in enumerate(lines, 1):
+            s = line.strip()
+            if not s:
+                continue
+            try:
+                text = s.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield Rejected(name, n, "undecodable", str(e), _raw(line))
+                continue
+            try:
+                d = parse(text)
+                if d is not None:
+                    yield event_from_dict(d, max_url_length)
+            except BadEvent as e:
+                yield Rejected(name, n, e.reason, e.detail, _raw(line))
+            except (ValueError, TypeError, OverflowError, RecursionError) as e:
+                # validation code let something through unlabelled: still a bad record, not a crash
+                yield Rejected(name, n, "bad-field", f"{type(e).__name__}: {e}"[:200], _raw(line))
+    finally:
+        if not stdin:
+            fh.close()
+
+
+def read_events(
+    sources: str | os.PathLike | Iterable[str | os.PathLike],
+    fmt: str = "auto",
+    max_url_length: int = DEFAULT_MAX_URL_LENGTH,
+) -> Iterator[FetchEvent | Rejected]:
+    """Events and rejections of all sources, in input order; '-' is stdin, '*.gz' is gunzipped.
+
+    The format is detected per source when ``fmt`` is "auto"; an undetectable source
+    raises ValueError (a usage error, unlike a bad record).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    for src in sources:
+        yield from _read_source(src, fmt, max_url_length)

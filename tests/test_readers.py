@@ -1,0 +1,329 @@
+"""Readers: every format becomes FetchEvents, every bad record a Rejected with its reason."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import io
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dustonline.deadletter import DeadLetter
+from dustonline.events import EMPTY_DIGEST, FetchEvent
+from dustonline.readers import FORMATS, Rejected, detect_format, read_events
+
+REAL = Path(os.environ.get("DUSTONLINE_REAL_DATA")
+            or Path(__file__).resolve().parents[2] / "shared" / "data" / "real")
+needs_real = pytest.mark.skipif(not REAL.is_dir(), reason=f"real data not found at {REAL}")
+
+T0 = dt.datetime(2025, 11, 21, 10, 0, tzinfo=dt.timezone.utc).timestamp()
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(text.encode() if isinstance(text, str) else text)
+    return p
+
+
+def split(items):
+    items = list(items)
+    ev = [x for x in items if isinstance(x, FetchEvent)]
+    rj = [x for x in items if isinstance(x, Rejected)]
+    return ev, rj
+
+
+def by_url(items):
+    return {e.url: e for e in items if isinstance(e, FetchEvent)}
+
+
+# ------------------------------------------------------------------ jsonl
+
+
+def test_formats_tuple():
+    assert FORMATS == ("auto", "jsonl", "crawllog", "cdx", "cdxj")
+
+
+def test_jsonl_valid_event_round_trips(tmp_path):
+    lines = [
+        {"url": "http://www.irs.gov/foia/index.html", "ts": T0, "status": 200,
+         "digest": "sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "simhash": "9f3a0c2b11d4e5f6",
+         "canonical": "http://www.irs.gov/foia/", "length": 5123},
+        {"url": "http://a.example/iso", "ts": "2025-11-21T10:00:00Z"},
+        {"url": "http://a.example/arc", "ts": "20251121100000", "digest": "fnxohi5lcglx5bo2ag2rweh4rlio47ml"},
+    ]
+    p = write(tmp_path, "ev.jsonl", "".join(json.dumps(d) + "\n" for d in lines))
+    out = list(read_events([p]))
+    assert all(isinstance(e, FetchEvent) for e in out) and len(out) == 3
+    a, b, c = out
+    assert a.url == "http://www.irs.gov/foia/index.html" and a.ts == T0 and a.status == 200
+    assert a.digest == "sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML"
+    assert a.simhash == 0x9F3A0C2B11D4E5F6 and a.canonical == "http://www.irs.gov/foia/" and a.length == 5123
+    assert b.ts == T0 and b.status == 200 and b.digest is None  # status defaults to 200
+    assert c.ts == T0 and c.digest == "sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML"  # bare base32 normalized
+
+
+def test_jsonl_bad_records_rejected_with_reason_and_order_kept(tmp_path):
+    ok = lambda i: json.dumps({"url": f"http://ok.example/{i}", "ts": T0 + i}).encode()  # noqa: E731
+    lines = [
+        ok(0),
+        b'{"url": "http://x.example/", "ts": ',                      # bad-json
+        ok(1),
+        json.dumps({"ts": T0}).encode(),                             # missing-url
+        b"",                                                         # blank: skipped silently
+        json.dumps({"url": "ftp://x.example/f", "ts": T0}).encode(),  # not-http
+        json.dumps({"url": "http://x.example/" + "a" * 100, "ts": T0}).encode(),  # url-too-long
+        json.dumps({"url": "http://x.example/", "ts": "yesterday"}).encode(),    # bad-timestamp
+        b'{"url": "http://x.example/\xff\xfe", "ts": 1}',           # undecodable
+        b"[1, 2]",                                                   # not an object
+        ok(2),
+    ]
+    p = write(tmp_path, "mixed.jsonl", b"\n".join(lines) + b"\n")
+    out = list(read_events(str(p), fmt="jsonl", max_url_length=64))
+    kinds = [(o.url if isinstance(o, FetchEvent) else (o.line, o.reason)) for o in out]
+    assert kinds == [
+        "http://ok.example/0", (2, "bad-json"), "http://ok.example/1", (4, "missing-url"),
+        (6, "not-http"), (7, "url-too-long"), (8, "bad-timestamp"), (9, "undecodable"),
+        (10, "bad-json"), "http://ok.example/2",
+    ]
+    rej = [o for o in out if isinstance(o, Rejected)]
+    assert all(r.source == str(p) for r in rej)
+    assert rej[0].raw == '{"url": "http://x.example/", "ts": '
+    assert "\ufffd" in rej[-2].raw  # undecodable raw is kept, with replacement chars
+
+
+def test_rejected_raw_is_truncated(tmp_path):
+    p = write(tmp_path, "long.jsonl", "{" + "x" * 10000 + "\n")
+    [r] = list(read_events(p, fmt="jsonl"))
+    assert r.reason == "bad-json" and len(r.raw) == 4096
+
+
+def test_kafka_crawl_log_feed_object(tmp_path):
+    msg = {
+        "annotations": "ip:173.236.225.186,duplicate:digest",
+        "content_digest": "sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ", "content_length": 324,
+        "extra_info": {}, "hop_path": "IE", "host": "acid.matkelly.com", "mimetype": "text/html",
+        "seed": "WTID:12321444", "size": 511, "start_time_plus_duration": "20160127211938966+230",
+        "status_code": 404, "thread": 189, "timestamp": "2016-01-27T21:19:39.200Z",
+        "url": "http://acid.matkelly.com/img.png", "via": "http://acid.matkelly.com/",
+        "warc_filename": "BL-20160127211918391-00001-35~ce37d8d00c1f~8443.warc.gz", "warc_offset": 36748,
+    }
+    no_start = {k: v for k, v in msg.items() if k != "start_time_plus_duration"} | {"status_code": 200}
+    p = write(tmp_path, "kafka.jsonl", json.dumps(msg) + "\n" + json.dumps(no_start) + "\n")
+    a, b = list(read_events(p))
+    begin = dt.datetime(2016, 1, 27, 21, 19, 38, tzinfo=dt.timezone.utc).timestamp() + 0.966
+    assert a == FetchEvent(url="http://acid.matkelly.com/img.png", ts=pytest.approx(begin), status=404,
+                           digest="sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ", length=511)
+    assert a.ts == pytest.approx(begin)  # fetch begin, not the log time
+    assert b.status == 200 and b.ts == pytest.approx(begin + 1.234)  # falls back to the log time
+
+
+def test_stdin_gzip_and_multiple_sources(tmp_path, monkeypatch):
+    ev = lambda u: json.dumps({"url": u, "ts": T0}) + "\n"  # noqa: E731
+    gz = tmp_path / "a.jsonl.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(ev("http://gz.example/"))
+    plain = write(tmp_path, "b.jsonl", ev("http://plain.example/"))
+    fake = io.TextIOWrapper(io.BytesIO(ev("http://stdin.example/").encode() + b"nonsense\n"))
+    monkeypatch.setattr(sys, "stdin", fake)
+    out = list(read_events([gz, "-", plain]))
+    assert [getattr(o, "url", None) for o in out] == [
+        "http://gz.example/", "http://stdin.example/", None, "http://plain.example/"]
+    assert out[2].source == "<stdin>" and out[2].line == 2 and out[2].reason == "bad-json"
+
+
+def test_unknown_format_raises_with_hint(tmp_path):
+    p = write(tmp_path, "x.txt", "hello world\nfoo\n")
+    with pytest.raises(ValueError, match="--format"):
+        list(read_events(p))
+    with pytest.raises(ValueError, match="--format"):
+        detect_format([b"hello world"])
+
+
+# ------------------------------------------------------------------ synthetic crawllog / cdx / cdxj
+
+
+def test_crawllog_fields_and_bad_lines(tmp_path):
+    p = write(tmp_path, "crawl.log", (
+        "2007-12-27T12:51:29.338Z   200        319 http://h.example/a - - text/html #006 "
+        "20071227125129307+17 sha1:KSX4LQZ3ZGIELDEMBONG6GCTP2DG3YRX - content-size:557\n"
+        "2012-05-23T15:07:52.209Z -5003          - http://h.example/b LLE http://h.example/ "
+        "unknown #020 - - http://h.example/ -\n"
+        "2007-12-27T12:51:28.532Z     1         59 dns:h.example P http://h.example/ text/dns #017 "
+        "20071227125127759+115 sha1:YSVHFJENFP5MACCNTLG2TZZKOFSLB7LQ - content-size:59\n"
+        "2007-12-27T12:51:29.338Z 200 319 http://h.example/c\n"
+        "2007-12-27T12:51:29.338Z OK 319 http://h.example/d - - text/html #006 - - - -\n"
+    ))
+    a, b, dns, short, bad = list(read_events(p))
+    assert a.url == "http://h.example/a" and a.status == 200 and a.length == 319
+    assert a.ts == pytest.approx(dt.datetime(2007, 12, 27, 12, 51, 29, 307000, dt.timezone.utc).timestamp())
+    assert a.digest == "sha1:KSX4LQZ3ZGIELDEMBONG6GCTP2DG3YRX"
+    assert b.status == -5003 and b.digest is None and b.length is None and not b.teaches
+    assert b.ts == pytest.approx(dt.datetime(2012, 5, 23, 15, 7, 52, 209000, dt.timezone.utc).timestamp())
+    assert (dns.reason, short.reason, bad.reason) == ("not-http", "bad-record", "bad-field")
+
+
+def test_cdx_default_layouts_and_revisit(tmp_path):
+    p = write(tmp_path, "x.cdx", (
+        "com,ex)/a 20110624225005 http://ex.com/a text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 1234 99 f.warc.gz\n"
+        "com,ex)/b 20110624225005 http://ex.com/b warc/revisit - USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 99 f.warc.gz\n"
+        "com,ex)/c 20110624225005 http://ex.com/c text/html - - - 99 f.warc.gz\n"
+        "com,ex)/d 20110624225005 http://ex.com/d text/html\n"
+    ))
+    assert detect_format(p.read_bytes().splitlines()) == "cdx"
+    a, b, c, d = list(read_events(p))
+    assert a.status == 200 and a.length == 1234 and a.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
+    assert a.ts == dt.datetime(2011, 6, 24, 22, 50, 5, tzinfo=dt.timezone.utc).timestamp()
+    assert b.status == 200 and b.digest == a.digest and b.length is None  # revisit = same content
+    assert c.status == 0 and c.digest is None and not c.teaches  # '-' status: unknown
+    assert d.reason == "bad-record"
+
+
+def test_cdx_header_layout_is_honoured(tmp_path):
+    p = write(tmp_path, "h.cdx", (
+        " CDX a b k s m\n"
+        "http://ex.com/x 20110624225005 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 301 text/html\n"
+        "http://ex.com/y 20110624225005 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 301\n"
+        "http://ex.com/z 20111324225005 - 200 text/html\n"
+    ))
+    x, y, z = list(read_events(p))
+    assert x.url == "http://ex.com/x" and x.status == 301 and x.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
+    assert (y.line, y.reason) == (3, "bad-record")
+    assert (z.line, z.reason) == (4, "bad-timestamp")
+
+
+def test_cdx_and_crawllog_digests_normalize_alike(tmp_path):
+    cdx = write(tmp_path, "a.cdx", "com,ex)/ 20110624225005 http://ex.com/ text/html 200 "
+                                   "usfay47tzzm2ciwsafonczcgto6mm7z3 - - 1 f.warc.gz\n")
+    log = write(tmp_path, "b.log", "2007-12-27T12:51:29.338Z   200        319 http://ex.com/x - - text/html #006 "
+                                   "20071227125129307+17 sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - -\n")
+    [c, h] = list(read_events([cdx, log]))
+    assert c.digest == h.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
+
+
+def test_cdxj_status_and_bad_lines(tmp_path):
+    p = write(tmp_path, "x.cdxj", (
+        'com,ex)/ 20140126200624 {"url": "http://ex.com/", "mime": "text/html", "status": "302", "length": "9"}\n'
+        'com,ex)/ 20140126200625 {"url": "http://ex.com/", "mime": "warc/revisit", "digest": "USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"}\n'
+        'com,ex)/ 20140126200626 {"url": "http://ex.com/", \n'
+        'com,ex)/ 20140126200627\n'
+    ))
+    a, b, c, d = list(read_events(p))
+    assert a.status == 302 and a.length == 9 and a.ts == dt.datetime(2014, 1, 26, 20, 6, 24, tzinfo=dt.timezone.utc).timestamp()
+    assert b.status == 200 and b.teaches
+    assert (c.reason, d.reason) == ("bad-json", "bad-record")
+
+
+# ------------------------------------------------------------------ real files
+
+
+REAL_FORMATS = {
+    "heritrix1-crawl-9.log": "crawllog",
+    "heritrix1-idna-crawl.log": "crawllog",
+    "archiveit-index-2.cdx": "cdx",
+    "pywb-iana.cdxj": "cdxj",
+}
+
+
+@needs_real
+@pytest.mark.parametrize("name,fmt", sorted(REAL_FORMATS.items()))
+def test_detect_format_on_real_files(name, fmt):
+    with open(REAL / name, "rb") as f:
+        head = [f.readline() for _ in range(30)]
+    assert detect_format(head) == fmt
+
+
+@needs_real
+@pytest.mark.parametrize("name,events,reasons", [
+    # 219 lines; 7 dns: lookups
+    ("heritrix1-crawl-9.log", 212, {"not-http": 7}),
+    # metadata:// header line + 1547 records, 7 of them dns:
+    ("heritrix1-idna-crawl.log", 1540, {"not-http": 7, "bad-record": 1}),
+    # CDX header + 665 records: 12 dns:, 1 filedesc://, 2 warcinfo with url '-'
+    ("archiveit-index-2.cdx", 650, {"not-http": 15}),
+    ("pywb-iana.cdxj", 171, {}),
+])
+def test_real_files_parse(name, events, reasons):
+    ev, rj = split(read_events(REAL / name))
+    assert len(ev) == events
+    assert dict(Counter(r.reason for r in rj)) == reasons
+    assert all(r.detail.startswith(("dns:", "filedesc:", "-")) for r in rj if r.reason == "not-http")
+
+
+@needs_real
+def test_real_crawllog_facts():
+    evs = [e for e in read_events(REAL / "heritrix1-idna-crawl.log") if isinstance(e, FetchEvent)]
+    first = {}
+    for e in evs:
+        first.setdefault(e.url, e)
+    a, b = first["http://oelejr.dk/robots.txt"], first["http://www.oelejr.dk/robots.txt"]
+    assert a.digest == b.digest == "sha1:FCACEDMY3COHLOAOFWTMJ6CCSXYP2OD3"
+    assert a.teaches and b.status == 200 and b.length == 348
+    # -5003 (blocked) records are most of this log: they are events, but never teach
+    blocked = [e for e in evs if e.status == -5003]
+    assert len(blocked) == 1130 and not any(e.teaches for e in blocked)
+    rej = [r for r in read_events(REAL / "heritrix1-idna-crawl.log") if isinstance(r, Rejected)]
+    assert (rej[0].line, rej[0].reason) == (1, "bad-record") and rej[0].raw.startswith("metadata://")
+
+
+@needs_real
+def test_real_cdx_facts():
+    urls = by_url(read_events(REAL / "archiveit-index-2.cdx"))
+    a = urls["http://www.sfha.org/about/commission/012209.htm"]
+    b = urls["http://www.sfha.org/about/commission/agenda.htm"]
+    assert a.digest == b.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
+    assert a.ts == dt.datetime(2009, 1, 24, 17, 31, 18, tzinfo=dt.timezone.utc).timestamp()
+
+
+@needs_real
+def test_real_cdxj_facts():
+    evs = [e for e in read_events(REAL / "pywb-iana.cdxj") if isinstance(e, FetchEvent)]
+    js = {e.url for e in evs if e.url.endswith("/_js/2013.1/iana.js")}
+    assert js == {"http://www.iana.org/_js/2013.1/iana.js", "https://www.iana.org/_js/2013.1/iana.js"}
+    assert all(e.digest == EMPTY_DIGEST and not e.teaches for e in evs if e.url in js)
+    # revisit records carry no status in pywb CDXJ: read as 200, same content as the original
+    otf = [e for e in evs if e.url == "http://www.iana.org/_css/2013.1/fonts/Inconsolata.otf"]
+    assert len(otf) > 1 and all(e.status == 200 and e.digest == otf[0].digest for e in otf)
+
+
+@needs_real
+def test_real_cdxj_and_crawllog_empty_digest_agree():
+    """pywb writes the empty-payload SHA-1 bare, Heritrix with 'sha1:': both normalize to EMPTY_DIGEST."""
+    log = {e.digest for e in read_events(REAL / "heritrix1-crawl-9.log") if isinstance(e, FetchEvent)}
+    cdxj = {e.digest for e in read_events(REAL / "pywb-iana.cdxj") if isinstance(e, FetchEvent)}
+    assert "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ" in (REAL / "pywb-iana.cdxj").read_text()
+    assert log & cdxj == {EMPTY_DIGEST}
+
+
+# ------------------------------------------------------------------ dead letter
+
+
+def test_deadletter_writes_and_counts(tmp_path):
+    path = tmp_path / "dead.jsonl"
+    rejs = [Rejected("a.log", 1, "not-http", "dns:x", "raw1"),
+            Rejected("a.log", 5, "bad-json", "eof", "{"),
+            Rejected("<stdin>", 7, "not-http", "ftp://y", "raw\u00e9")]
+    with DeadLetter(path) as dl:
+        assert not path.exists()  # opened lazily
+        for r in rejs:
+            dl.add(r)
+    rows = [json.loads(l) for l in path.read_text().splitlines()]
+    assert rows == [{"source": r.source, "line": r.line, "reason": r.reason, "detail": r.detail, "raw": r.raw}
+                    for r in rejs]
+    assert dl.counts == {"not-http": 2, "bad-json": 1} and list(dl.counts) == ["not-http", "bad-json"]
+    assert dl.total == 3 and dl.summary() == "3 rejected: 2 not-http, 1 bad-json"
+    with DeadLetter(path) as dl2:  # append, not truncate
+        dl2.add(rejs[0])
+    assert len(path.read_text().splitlines()) == 4
+
+
+def test_deadletter_without_path_only_counts():
+    dl = DeadLetter(None)
+    dl.add(Rejected("x", 1, "bad-json", "", ""))
+    assert dl.total == 1 and dl.counts == {"bad-json": 1}
+    dl.close()
+    assert DeadLetter(None).summary() == "0 rejected"
