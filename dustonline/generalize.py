@@ -21,7 +21,7 @@ from typing import Any
 import mmh3
 import msgspec
 
-from .rulegen import alternation, char_bits, class_for, escape, render, segments, skeleton
+from .rulegen import AmbiguousRule, alternation, char_bits, class_for, escape, render, segments, skeleton
 from .tokenize import DELIMITERS
 
 
@@ -200,7 +200,10 @@ class Group:
             if mem["n"] < min_freq:
                 continue
             parts = self._parts(mk.split("\x1d") if mk else [])
-            context, transformation = render(parts, card_set)
+            try:
+                context, transformation = render(parts, card_set)
+            except AmbiguousRule:
+                continue
             rid = "r-%012x" % (mmh3.hash64(shape_id(self.shape) + "\x1d" + mk, signed=False)[0] >> 16)
             out.append(Candidate(rid, context, transformation, mem["n"], tuple(sorted(mem["hosts"]))))
         return out

@@ -315,12 +315,13 @@ class OnlineLearner:
         cand = self._cands.pop(rid, None)
         if cand is None:
             return
-        if cand.rec["status"] == ACTIVE:
-            self._publish(cand.rec, RETIRED, out)
-            self._recheck_redundant(cand.rec["hosts"], out)
         self._unindex(rid, cand.rec["hosts"])
         self._reset_counts(rid)
         self.cands_t.pop(rid)
+        if cand.rec["status"] == ACTIVE:
+            self._publish(cand.rec, RETIRED, out)
+            self.cands_t.pop(rid)
+            self._recheck_redundant(cand.rec["hosts"], out)
 
     def _reindex(self) -> None:
         by_host: dict[str, list[str]] = {}

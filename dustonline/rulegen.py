@@ -221,7 +221,15 @@ def render(parts: list[tuple], card_set: int) -> tuple[str, str]:
         else:
             raise ValueError(f"unknown part {p!r}")
     ctx.append("$")
+    for prev, nxt in zip(out, out[1:]):
+        # "$1" + "0..." would read as $10 when there are 10+ captures (Java semantics)
+        if prev[:1] == "$" and prev[1:].isdigit() and nxt[:1].isdigit() and int(prev[1:] + nxt[0]) <= ncap:
+            raise AmbiguousRule(f"${prev[1:]} followed by literal {nxt[:8]!r}")
     return "".join(ctx), "".join(out)
+
+
+class AmbiguousRule(ValueError):
+    """A transformation that a crawler could not read unambiguously; the rule is skipped."""
 
 
 def _opt_regex(values, card_set: int) -> str:

@@ -1,10 +1,10 @@
 """Rules as crawlers see them (DESIGN.md §2), and ``RuleSet.canonicalize``.
 
 A rule applies to a URL when the URL's host is in ``hosts`` and ``context`` matches the
-whole URL. The first applicable active rule wins, rules ordered by descending support,
-then id; no chaining. The result, or the URL itself when no rule applies, is then
-lightly normalized (scheme and host case, default port, percent-encoding), so keys are
-comparable whichever way they were made.
+whole URL (tried as given, then lightly normalized). The first applicable active rule
+wins, rules ordered by descending support, then id; no chaining. The result, or the URL
+itself when no rule applies, is lightly normalized (scheme and host case, default port,
+percent-encoding), so keys are comparable whichever way they were made.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import msgspec
 from .urls import host_of, light_normalize
 
 ACTIVE, RETIRED = "active", "retired"
-_REF = re.compile(r"\$(\$|[0-9]+)")
 
 
 class Rule(msgspec.Struct, kw_only=True):
@@ -54,21 +53,10 @@ class CompiledRule:
             raise RuleError(f"rule {rule.id}: bad context regex: {e}") from None
         self.match = rx.match
         self.ngroups = rx.groups
-        parts: list[str | int] = []
-        pos = 0
-        for m in _REF.finditer(rule.transformation):
-            parts.append(rule.transformation[pos : m.start()])
-            ref = m.group(1)
-            if ref == "$":
-                parts.append("$")
-            else:
-                n = int(ref)
-                if not 1 <= n <= rx.groups:
-                    raise RuleError(f"rule {rule.id}: transformation refers to ${n}, context has {rx.groups} groups")
-                parts.append(n)
-            pos = m.end()
-        parts.append(rule.transformation[pos:])
-        self.parts = [p for p in parts if p != ""]
+        try:
+            self.parts = parse_transformation(rule.transformation, rx.groups)
+        except ValueError as e:
+            raise RuleError(f"rule {rule.id}: {e}") from None
 
     def apply(self, url: str) -> str | None:
         """The rule's output for ``url``, or None when the context does not match it."""
@@ -77,6 +65,43 @@ class CompiledRule:
             return None
         g = m.groups()
         return "".join(p if p.__class__ is str else (g[p - 1] or "") for p in self.parts)
+
+
+def parse_transformation(t: str, ngroups: int) -> list[str | int]:
+    """Literals and group numbers. ``$$`` is a literal ``$``; ``$N`` takes the longest run
+    of digits that is a valid group number, as Java's Matcher does ("$320" with 4 groups is
+    group 3 then "20"), so a Java crawler reads a transformation exactly as we do."""
+    parts: list[str | int] = []
+    lit: list[str] = []
+    i, n = 0, len(t)
+    while i < n:
+        ch = t[i]
+        if ch != "$":
+            lit.append(ch)
+            i += 1
+            continue
+        if i + 1 < n and t[i + 1] == "$":
+            lit.append("$")
+            i += 2
+            continue
+        j = i + 1
+        if j >= n or not t[j].isdigit():
+            raise ValueError(f"'$' at {i} is neither $$ nor a group reference")
+        g = int(t[j])
+        j += 1
+        while j < n and t[j].isdigit() and g * 10 + int(t[j]) <= ngroups:
+            g = g * 10 + int(t[j])
+            j += 1
+        if not 1 <= g <= ngroups:
+            raise ValueError(f"transformation refers to ${g}, context has {ngroups} groups")
+        if lit:
+            parts.append("".join(lit))
+            lit = []
+        parts.append(g)
+        i = j
+    if lit:
+        parts.append("".join(lit))
+    return parts
 
 
 def rule_order(rule: Rule) -> tuple:
@@ -134,20 +159,25 @@ class RuleSet:
 
     # ------------------------------------------------------------ applying
     def canonicalize(self, url: str) -> str:
-        host = host_of(url)
-        for cr in self._by_host.get(host, ()):
-            out = cr.apply(url)
-            if out is not None:
-                return light_normalize(out)
-        return light_normalize(url)
+        return self.explain(url)[1]
 
     def explain(self, url: str) -> tuple[Rule | None, str]:
-        """The rule that decides ``url`` (None: only light normalization) and the key."""
-        for cr in self._by_host.get(host_of(url), ()):
+        """The rule that decides ``url`` (None: only light normalization) and the key.
+
+        Rules are tried on the URL as given (as they were learned), then on its light
+        normalization: a key is itself normalized, so this keeps keys fixed points."""
+        rules = self._by_host.get(host_of(url), ())
+        for cr in rules:
             out = cr.apply(url)
             if out is not None:
                 return cr.rule, light_normalize(out)
-        return None, light_normalize(url)
+        norm = light_normalize(url)
+        if norm != url and rules:
+            for cr in rules:
+                out = cr.apply(norm)
+                if out is not None:
+                    return cr.rule, light_normalize(out)
+        return None, norm
 
     def applicable(self, url: str) -> list[Rule]:
         return [cr.rule for cr in self._by_host.get(host_of(url), ()) if cr.apply(url) is not None]

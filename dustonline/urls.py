@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import re
 
-_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
-_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})?")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
@@ -66,26 +66,45 @@ def _extractor():
 
 
 def _pct_fix(m: re.Match) -> str:
-    ch = chr(int(m.group(1), 16))
-    return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+    hx = m.group(1)
+    if hx is None:
+        return "%25"  # a bare % is encoded, so that decoding never forms a new escape
+    ch = chr(int(hx, 16))
+    return ch if ch in _UNRESERVED else "%" + hx.upper()
+
+
+def _hostport(hostport: str, scheme: str) -> str:
+    hostport = hostport.lower()
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        host, rest = (hostport[: end + 1], hostport[end + 1 :]) if end > 0 else (hostport, "")
+        port = rest[1:] if rest.startswith(":") else None
+        if rest and port is None:
+            return hostport
+    else:
+        host, sep, port = hostport.rpartition(":")
+        if not sep:
+            host, port = hostport, None
+        elif ":" in host or not (port == "" or port.isdigit()):
+            return hostport  # not host:port; leave it as it is
+        stripped = host.rstrip(".")
+        host = stripped or host
+    if port is None or port == "" or port == _DEFAULT_PORTS.get(scheme):
+        return host
+    return f"{host}:{port}"
 
 
 def light_normalize(url: str) -> str:
     """RFC 3986 syntax-based normalization (scheme and host case, default port, empty path,
     percent-encoding case and unreserved characters, fragment removed). Semantics-free: it
-    never merges two URLs a server could tell apart, which is the rules' job."""
+    never merges two URLs a server could tell apart, which is the rules' job. Idempotent."""
     scheme, auth, rest = split_authority(url)
     if not scheme:
         return url
     scheme = scheme.lower()
     at = auth.rfind("@")
     userinfo, hostport = (auth[: at + 1], auth[at + 1 :]) if at >= 0 else ("", auth)
-    hostport = hostport.lower()
-    default = _DEFAULT_PORTS.get(scheme)
-    if default and hostport.endswith(default):
-        hostport = hostport[: -len(default)]
-    if hostport.endswith(".") or ".:" in hostport:
-        hostport = hostport.replace(".:", ":").rstrip(".")
+    hostport = _hostport(hostport, scheme)
     h = rest.find("#")
     if h >= 0:
         rest = rest[:h]

@@ -1,0 +1,193 @@
+"""The online learner: agreement with batch DustLin, determinism, recovery, rolling window."""
+
+import hashlib
+import random
+
+import pytest
+
+from dustonline import FetchEvent, OnlineLearner, RuleSet, learn, memory_store, rocks_store
+from dustonline.config import ConfigError, config_from_dict, load_config
+from dustonline.events import EMPTY_DIGEST
+
+DAY = 86400.0
+
+
+def digest(s: str) -> str:
+    return "sha1:" + hashlib.sha1(s.encode()).hexdigest().upper()
+
+
+def site_stream(host="s.com", pages=80, start=1.7e9, seed=1, step=60.0):
+    """www alias, session ids, trailing slash: known duplicate families on one site."""
+    rnd = random.Random(seed)
+    evs, t = [], start
+    for i in range(pages):
+        fam = i % 3
+        if fam == 0:
+            urls = [f"http://www.{host}/news/{i}", f"http://{host}/news/{i}"]
+        elif fam == 1:
+            urls = [f"http://{host}/item?id={i}", f"http://{host}/item?id={i}&sid={rnd.getrandbits(48):x}"]
+        else:
+            urls = [f"http://{host}/docs/p{i}", f"http://{host}/docs/p{i}/"]
+        for u in urls:
+            t += step
+            evs.append(FetchEvent(url=u, ts=t, digest=digest(f"{host}{i}")))
+        t += step
+        evs.append(FetchEvent(url=f"http://{host}/other/{i}", ts=t, digest=digest(f"{host}o{i}")))
+    return evs
+
+
+CFG = {"learning": {"min_freq": 5, "min_supp": 5}}
+
+
+def run(events, cfg=CFG, store=None):
+    learner = OnlineLearner(config_from_dict(cfg), store)
+    changes = learner.learn_many(events)
+    return learner, changes
+
+
+def test_learns_rules_that_merge_duplicates_of_unseen_pages():
+    learner, changes = run(site_stream())
+    rs = learner.ruleset()
+    assert len(rs) >= 3, [r.context for r in rs.rules()]
+    assert all(c.version >= 1 for c in changes)
+    assert rs.canonicalize("http://www.s.com/news/999") == rs.canonicalize("http://s.com/news/999")
+    assert rs.canonicalize("http://s.com/item?id=999&sid=abc123") == rs.canonicalize("http://s.com/item?id=999")
+    assert rs.canonicalize("http://s.com/docs/p999/") == rs.canonicalize("http://s.com/docs/p999")
+    assert rs.canonicalize("http://s.com/news/998") != rs.canonicalize("http://s.com/news/999")
+    assert rs.canonicalize("http://s.com/item?id=998") != rs.canonicalize("http://s.com/item?id=999")
+
+
+def test_online_candidates_equal_batch_dustlin():
+    """Same stream, same config, no eviction: DustLin's candidate rules, learned online."""
+    events = site_stream() + site_stream("t.org", seed=2)
+    cfg = config_from_dict(CFG)
+    online, _ = run(events)
+    batch = learn(events, cfg, aligner="dustlin")
+    assert {(r.context, r.transformation, tuple(r.hosts), r.support) for r in online.rules()} == {
+        (r.context, r.transformation, tuple(r.hosts), r.support) for r in batch
+    }
+
+
+def test_deterministic_replay_memory_and_rocksdb(tmp_path):
+    events = site_stream()
+    a, ca = run(events)
+    b, cb = run(events, store=rocks_store(tmp_path / "state", cache_entries=50))
+    assert [r.id for r in ca] == [r.id for r in cb]
+    assert [(r.id, r.version, r.support) for r in a.rules()] == [(r.id, r.version, r.support) for r in b.rules()]
+    b.store.close()
+
+
+def test_crash_recovery_continues_from_the_store(tmp_path):
+    events = site_stream(pages=120)
+    whole, _ = run(events)
+    path = tmp_path / "state"
+    first, _ = run(events[:200], store=rocks_store(path, cache_entries=64))
+    first.checkpoint()
+    first.store.close()
+    second = OnlineLearner(config_from_dict(CFG), rocks_store(path, cache_entries=64))
+    second.learn_many(events[200:])
+    assert [(r.id, r.version, r.support, r.fpr, r.freq) for r in second.rules()] == [
+        (r.id, r.version, r.support, r.fpr, r.freq) for r in whole.rules()
+    ]
+    assert second.summary()["events"] == whole.summary()["events"]
+    second.store.close()
+
+
+def test_rules_retire_when_their_evidence_leaves_the_window():
+    cfg = {**CFG, "window": {"seconds": 2 * DAY, "sweep_every": DAY / 4}}
+    events = site_stream(step=30)
+    learner, changes = run(events, cfg)
+    active = {r.id for r in learner.rules()}
+    assert active
+    # three days later only unrelated pages arrive: the old URLs age out
+    t = events[-1].ts
+    later = [FetchEvent(url=f"http://z.net/p/{i}", ts=t + 3 * DAY + i, digest=digest(f"z{i}")) for i in range(50)]
+    retired = [c for c in learner.learn_many(later) if c.status == "retired"]
+    assert {r.id for r in retired} == active
+    assert learner.rules() == []
+    s = learner.summary()
+    assert s["urls"] == 50 and s["evicted_urls"] == len({e.url for e in events})
+
+
+def test_rule_retires_when_it_starts_merging_distinct_pages():
+    """Concept drift: the site starts serving different content with and without www."""
+    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "holdout": 0}}
+    events = site_stream()
+    learner, _ = run(events, cfg)
+    www = [r for r in learner.rules() if "www" in r.context]
+    assert len(www) == 1
+    t = events[-1].ts + 60
+    drift = []
+    for i in range(200, 260):
+        drift.append(FetchEvent(url=f"http://www.s.com/news/{i}", ts=t + 2 * i, digest=digest(f"new-www{i}")))
+        drift.append(FetchEvent(url=f"http://s.com/news/{i}", ts=t + 2 * i + 1, digest=digest(f"new-bare{i}")))
+    changes = learner.learn_many(drift)
+    assert any(c.id == www[0].id and c.status == "retired" and c.fpr > 0 for c in changes)
+    assert www[0].id not in {r.id for r in learner.rules()}
+
+
+def test_non_teaching_events_never_form_clusters():
+    evs = []
+    for i in range(30):
+        evs.append(FetchEvent(url=f"http://e.com/a/{i}", ts=1e9 + i, digest=EMPTY_DIGEST))
+        evs.append(FetchEvent(url=f"http://e.com/b/{i}", ts=1e9 + i, status=404, digest=digest("404page")))
+        evs.append(FetchEvent(url=f"http://www.e.com/b/{i}", ts=1e9 + i, status=301, digest=digest(f"r{i}")))
+    learner, changes = run(evs)
+    s = learner.summary()
+    assert changes == [] and s["clusters"] == 0 and s["ignored"] == 90
+
+
+def test_soft_404_cluster_does_not_teach():
+    """One body under many unrelated URLs: too many URLs, or too little shared structure."""
+    rnd = random.Random(5)
+    evs = []
+    for i in range(300):
+        path = "/".join(rnd.choice(["x", "blog", "tag", "2019", "img", "q"]) + str(rnd.randrange(99)) for _ in range(rnd.randrange(1, 4)))
+        evs.append(FetchEvent(url=f"http://soft.com/{path}?r={i}", ts=1e9 + i, digest=digest("soft404")))
+    learner, changes = run(evs, {"learning": {"min_freq": 1, "min_supp": 1, "max_cluster_urls": 100}})
+    assert changes == [] and learner.rules() == []
+
+
+def test_simhash_and_canonical_hints_join_clusters():
+    base = 0x9F3A0C2B11D4E5F6
+    evs = [
+        FetchEvent(url="http://n.com/a/1", ts=1.0, digest=digest("a"), simhash=base),
+        FetchEvent(url="http://n.com/a/1?print=1", ts=2.0, digest=digest("a-print"), simhash=base ^ 0b101),
+        FetchEvent(url="http://n.com/b/1", ts=3.0, digest=digest("b"), simhash=base ^ 0xFFFF_0000_0000_0000 ^ 0xFF),
+        FetchEvent(url="http://n.com/c?x=1", ts=4.0, digest=digest("c1"), canonical="http://n.com/c"),
+        FetchEvent(url="http://n.com/c", ts=5.0, digest=digest("c2")),
+    ]
+    learner, _ = run(evs)
+    urls = dict(learner.store.table("url").items())
+    cid = {k.split("\x00")[1]: v[0] for k, v in urls.items()}
+    assert cid["http://n.com/a/1"] == cid["http://n.com/a/1?print=1"]
+    assert cid["http://n.com/b/1"] != cid["http://n.com/a/1"]  # 16 bits away
+    assert cid["http://n.com/c?x=1"] == cid["http://n.com/c"]
+
+
+def test_bad_config_fails_fast_with_the_key(tmp_path):
+    with pytest.raises(ConfigError, match="learning.min_freq must be >= 1"):
+        config_from_dict({"learning": {"min_freq": 0}})
+    with pytest.raises(ConfigError, match=r"learning\.k"):
+        config_from_dict({"learning": {"k": "ten"}})
+    with pytest.raises(ConfigError, match="unknown field"):
+        config_from_dict({"learnin": {}})
+    with pytest.raises(ConfigError, match="fpr_max"):
+        config_from_dict({"learning": {"fpr_max": 2}})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("learning: [1, 2\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_shipped_configs_load():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    files = sorted(root.glob("*.yaml"))
+    assert files
+    for f in files:
+        load_config(f)
+    assert load_config(root / "default.yaml") == load_config(None)
