@@ -20,12 +20,11 @@ class Consensus:
     """An aligned cluster sample: ``rows`` are the aligned URLs' tokens (``GAP`` for λ),
     all of one length. Columns (token -> count) are derived, and so is the thesis' set view."""
 
-    __slots__ = ("rows", "_cols", "_keys")
+    __slots__ = ("rows", "_cols")
 
     def __init__(self, rows: list[list[str]]):
         self.rows = rows
         self._cols = None
-        self._keys = None
 
     @classmethod
     def of_url(cls, url: str) -> "Consensus":
@@ -49,16 +48,6 @@ class Consensus:
         """The thesis' view: each column as a token set, λ included."""
         return [set(c) for c in self.cols]
 
-    def score_keys(self) -> list[tuple[frozenset[str], frozenset[str]]]:
-        """Per column: case-folded tokens (λ excluded) and their token types."""
-        if self._keys is None:
-            keys = []
-            for col in self.cols:
-                low = frozenset(t.lower() for t in col if t)
-                keys.append((low, frozenset(token_type(t) for t in low)))
-            self._keys = keys
-        return self._keys
-
     def to_state(self) -> list[list[str]]:
         return self.rows
 
@@ -76,13 +65,36 @@ class Consensus:
 _TYPE_BITS = {"a": 1, "n": 2, "p": 4}
 
 
+_TOKEN_KEYS: dict[str, tuple] = {}
+
+
+def _token_key(t: str) -> tuple:
+    k = _TOKEN_KEYS.get(t)
+    if k is None:
+        low = t.lower()
+        k = (frozenset((low,)), _TYPE_BITS[token_type(low)], low)
+        if len(_TOKEN_KEYS) < 1 << 18:
+            _TOKEN_KEYS[t] = k
+    return k
+
+
 def _keys(c: Consensus) -> list[tuple]:
-    """Per column: (case-folded set, type bitmask, the single folded token or None)."""
+    """Per column: (case-folded set, type bitmask, the single folded token or None); λ is
+    left out of scoring. Memoized per token: most columns hold a single token."""
+    rows = c.rows
+    if len(rows) == 1:
+        return [_token_key(t) for t in rows[0]]
     out = []
-    for low, types in c.score_keys():
+    for col in zip(*rows):
+        toks = set(col)
+        toks.discard(GAP)
+        if len(toks) == 1:
+            out.append(_token_key(toks.pop()))
+            continue
+        low = frozenset(t.lower() for t in toks)
         bits = 0
-        for t in types:
-            bits |= _TYPE_BITS[t]
+        for t in low:
+            bits |= _TYPE_BITS[token_type(t)]
         out.append((low, bits, next(iter(low)) if len(low) == 1 else None))
     return out
 

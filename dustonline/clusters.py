@@ -43,8 +43,10 @@ class ClusterIndex:
     def assign(self, ev: FetchEvent) -> str:
         """The cluster id for a URL not seen before; registers the event's evidence."""
         cid = None
+        known_content = False
         if ev.digest is not None:
             cid = self._live(self.digests.get(ev.digest))
+            known_content = cid is not None
         if cid is None and self.use_hints:
             if ev.canonical and ev.canonical != ev.url:
                 rec = self.urls.get(url_key(host_of(ev.canonical), ev.canonical))
@@ -63,8 +65,8 @@ class ClusterIndex:
                 cid = "u:" + ev.url
         if ev.digest is not None and self.digests.get(ev.digest) != cid:
             self.digests[ev.digest] = cid
-        if ev.simhash is not None and self.distance > 0:
-            self._index(ev.simhash, cid)
+        if ev.simhash is not None and self.distance > 0 and not known_content:
+            self._index(ev.simhash, cid)  # the same digest has the same simhash: once is enough
         if self.use_hints and ev.canonical and ev.canonical != ev.url:
             self.hints[ev.canonical] = cid
         return cid

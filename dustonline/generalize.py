@@ -88,6 +88,7 @@ class Group:
                     {"k": k, "vals": {}, "free": False, "bits": 0, "segs": None} for k in kinds
                 ],
                 "members": {},
+                "rev": 0,
             }
         self.st = state
 
@@ -105,25 +106,40 @@ class Group:
                 keys.append("*" if slot["free"] else _vkey(val))
         return "\x1d".join(keys)
 
+    def _bump(self) -> None:
+        """Something a rendered rule depends on changed (values, classes, hosts)."""
+        self.st["rev"] = self.st.get("rev", 0) + 1
+
     def add(self, c: Contribution, card_set: int) -> None:
         st = self.st
         st["n"] += 1
         for slot, val in zip(st["slots"], c.slots):
             if slot["k"] == "V":
                 values = val[0]
+                bits = slot["bits"]
                 for v in values:
-                    slot["bits"] |= char_bits(v)
+                    bits |= char_bits(v)
+                if bits != slot["bits"]:
+                    slot["bits"] = bits
+                    self._bump()
                 if not slot["free"]:
                     k = _vkey(val)
+                    if k not in slot["vals"]:
+                        self._bump()
                     slot["vals"][k] = slot["vals"].get(k, 0) + 1
                     if len(slot["vals"]) > card_set or len(values) > card_set:
                         self._free_variant(slot)
             else:
                 self._add_opt(slot, val[0], card_set)
         mk = self._member_key(c)
-        mem = st["members"].setdefault(mk, {"n": 0, "hosts": {}})
+        mem = st["members"].get(mk)
+        if mem is None:
+            mem = st["members"][mk] = {"n": 0, "hosts": {}}
+            self._bump()
         mem["n"] += 1
         for h in c.hosts:
+            if h not in mem["hosts"]:
+                self._bump()
             mem["hosts"][h] = mem["hosts"].get(h, 0) + 1
 
     def remove(self, c: Contribution) -> None:
@@ -132,13 +148,13 @@ class Group:
         for slot, val in zip(st["slots"], c.slots):
             if slot["free"] and slot["k"] == "V":
                 continue
-            keys = [_vkey(val)] if slot["k"] == "V" else list(val[0])
+            keys = [] if slot["free"] else [_vkey(val)] if slot["k"] == "V" else list(val[0])
             for k in keys:
                 left = slot["vals"].get(k, 0) - 1
                 if left > 0:
                     slot["vals"][k] = left
-                else:
-                    slot["vals"].pop(k, None)
+                elif slot["vals"].pop(k, None) is not None:
+                    self._bump()
             if slot["k"] == "O" and slot["segs"] is not None:
                 for v in val[0]:
                     for seg, text in zip(slot["segs"], segments(v)):
@@ -146,8 +162,8 @@ class Group:
                             left = seg["vals"].get(text, 0) - 1
                             if left > 0:
                                 seg["vals"][text] = left
-                            else:
-                                seg["vals"].pop(text, None)
+                            elif seg["vals"].pop(text, None) is not None:
+                                self._bump()
         mk = self._member_key(c)
         mem = st["members"].get(mk)
         if mem is not None:
@@ -156,12 +172,14 @@ class Group:
                 left = mem["hosts"].get(h, 0) - 1
                 if left > 0:
                     mem["hosts"][h] = left
-                else:
-                    mem["hosts"].pop(h, None)
+                elif mem["hosts"].pop(h, None) is not None:
+                    self._bump()
             if mem["n"] <= 0:
                 del st["members"][mk]
+                self._bump()
 
     def _free_variant(self, slot: dict) -> None:
+        self._bump()
         slot["free"] = True
         slot["vals"] = {}
         idx = [i for i, s in enumerate(self.st["slots"]) if s["k"] == "V"].index(
@@ -180,32 +198,54 @@ class Group:
 
     def _add_opt(self, slot: dict, values, card_set: int) -> None:
         for v in values:
-            slot["vals"][v] = slot["vals"].get(v, 0) + 1
+            if not slot["free"]:  # a free slot renders from its segments; values would only grow
+                if v not in slot["vals"]:
+                    self._bump()
+                slot["vals"][v] = slot["vals"].get(v, 0) + 1
             segs = segments(v)
             if slot["segs"] is None:
                 slot["segs"] = [{"vals": {}, "free": False, "bits": 0} for _ in segs]
             for seg, text in zip(slot["segs"], segs):
-                seg["bits"] |= char_bits(text)
+                bits = seg["bits"] | char_bits(text)
+                if bits != seg["bits"]:
+                    seg["bits"] = bits
+                    self._bump()
                 if not seg["free"]:
                     seg["vals"][text] = seg["vals"].get(text, 0) + 1
                     if len(seg["vals"]) > card_set:
                         seg["free"] = True
                         seg["vals"] = {}
-        if len(slot["vals"]) > card_set:
+        if len(slot["vals"]) > card_set and not slot["free"]:
             slot["free"] = True
+            slot["vals"] = {}
+            self._bump()
 
-    def candidates(self, min_freq: int, card_set: int) -> list[Candidate]:
+    def candidates(self, min_freq: int, card_set: int, cache: dict | None = None) -> list[Candidate]:
+        """Members with freq >= min_freq as rules. ``cache`` maps (shape, member, rev) to a
+        rendered rule: rendering only runs when the group's rev says something changed."""
         out = []
+        sid = shape_id(self.shape)
+        rev = self.st.get("rev", 0)
         for mk, mem in self.st["members"].items():
             if mem["n"] < min_freq:
                 continue
-            parts = self._parts(mk.split("\x1d") if mk else [])
-            try:
-                context, transformation = render(parts, card_set)
-            except AmbiguousRule:
-                continue
-            rid = "r-%012x" % (mmh3.hash64(shape_id(self.shape) + "\x1d" + mk, signed=False)[0] >> 16)
-            out.append(Candidate(rid, context, transformation, mem["n"], tuple(sorted(mem["hosts"]))))
+            key = (sid, mk, rev)
+            hit = cache.get(key) if cache is not None else None
+            if hit is None:
+                parts = self._parts(mk.split("\x1d") if mk else [])
+                try:
+                    context, transformation = render(parts, card_set)
+                except AmbiguousRule:
+                    context = None
+                rid = "r-%012x" % (mmh3.hash64(sid + "\x1d" + mk, signed=False)[0] >> 16)
+                hit = (rid, context, transformation if context else None, tuple(sorted(mem["hosts"])))
+                if cache is not None:
+                    if len(cache) > 50_000:
+                        cache.clear()
+                    cache[key] = hit
+            rid, context, transformation, hosts = hit
+            if context is not None:
+                out.append(Candidate(rid, context, transformation, mem["n"], hosts))
         return out
 
     def _parts(self, vkeys: list[str]) -> list[tuple]:

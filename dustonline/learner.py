@@ -101,6 +101,8 @@ class OnlineLearner:
         self.stats = msgspec.convert(m.get("stats", {}), Stats)
         self._cands: dict[str, _Cand] = {}
         self._by_host: dict[str, list[str]] = {}
+        self._indexed: dict[str, tuple[str, ...]] = {}
+        self._render_cache: dict = {}
         for rid, rec in self.cands_t.items():
             self._cands[rid] = _Cand(rec)
         self._reindex()
@@ -250,7 +252,7 @@ class OnlineLearner:
         if stored is None:
             return
         g = Group(stored["shape"], stored["st"])
-        now = {c.id: c for c in g.candidates(self.min_freq, self.card_set)} if g.n > 0 else {}
+        now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
         for rid in stored["cands"]:
             if rid not in now:
                 self._drop_candidate(rid, out)
@@ -269,7 +271,7 @@ class OnlineLearner:
             rec = {
                 "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
                 "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
-                "version": 0, "status": CANDIDATE, "updated": self.clock,
+                "version": 0, "status": CANDIDATE, "updated": self.clock, "epoch": 0,
             }
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
@@ -279,8 +281,8 @@ class OnlineLearner:
         rec["freq"] = c.freq
         if rec["context"] != c.context or rec["transformation"] != c.transformation or set(rec["hosts"]) - set(c.hosts):
             # the rule itself changed: its counts no longer describe it
-            self._reset_counts(c.id)
-            rec.update(context=c.context, transformation=c.transformation, hosts=list(c.hosts), nsupp=0, nci=0)
+            self._reset_counts(rec)
+            rec.update(context=c.context, transformation=c.transformation, hosts=list(c.hosts))
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
             self._evaluate(c.id, out, changed=True)
@@ -295,16 +297,17 @@ class OnlineLearner:
 
     def _install(self, rec: dict) -> None:
         rid = rec["id"]
-        old = self._cands.get(rid)
-        if old is not None:
-            self._unindex(rid, old.rec["hosts"])
+        self._unindex(rid)
         self._cands[rid] = _Cand(rec)
         self.cands_t[rid] = rec
+        self._indexed[rid] = tuple(rec["hosts"])
         for h in rec["hosts"]:
             bisect.insort(self._by_host.setdefault(h, []), rid)
 
-    def _unindex(self, rid: str, hosts) -> None:
-        for h in hosts:
+    def _unindex(self, rid: str) -> None:
+        """Remove ``rid`` from the hosts it was indexed under (records mutate in place,
+        so the hosts it had are remembered apart)."""
+        for h in self._indexed.pop(rid, ()):
             ids = self._by_host.get(h)
             if ids and rid in ids:
                 ids.remove(rid)
@@ -315,8 +318,8 @@ class OnlineLearner:
         cand = self._cands.pop(rid, None)
         if cand is None:
             return
-        self._unindex(rid, cand.rec["hosts"])
-        self._reset_counts(rid)
+        self._unindex(rid)
+        self._reset_counts(cand.rec)
         self.cands_t.pop(rid)
         if cand.rec["status"] == ACTIVE:
             self._publish(cand.rec, RETIRED, out)
@@ -324,11 +327,11 @@ class OnlineLearner:
             self._recheck_redundant(cand.rec["hosts"], out)
 
     def _reindex(self) -> None:
-        by_host: dict[str, list[str]] = {}
+        self._by_host, self._indexed = {}, {}
         for rid in sorted(self._cands):
-            for h in self._cands[rid].rec["hosts"]:
-                by_host.setdefault(h, []).append(rid)
-        self._by_host = by_host
+            self._indexed[rid] = tuple(self._cands[rid].rec["hosts"])
+            for h in self._indexed[rid]:
+                self._by_host.setdefault(h, []).append(rid)
 
     # ------------------------------------------------------------------ validation counts
     def _count_url(self, url: str, host: str, cid: str, delta: int, out: list[Rule] | None) -> None:
@@ -338,7 +341,7 @@ class OnlineLearner:
             if form is None:
                 continue
             rec = cand.rec
-            fkey = rid + "\x00" + form
+            fkey = self._count_prefix(rec) + form
             pkey = fkey + "\x00" + cid
             n = self.vform.get(fkey, 0)
             k = self.vpair.get(pkey, 0)
@@ -376,8 +379,7 @@ class OnlineLearner:
         form = cand.compiled.apply(url)
         if form is None:
             return
-        rid = cand.rec["id"]
-        fkey = rid + "\x00" + form
+        fkey = self._count_prefix(cand.rec) + form
         pkey = fkey + "\x00" + cid
         n = self.vform.get(fkey, 0)
         k = self.vpair.get(pkey, 0)
@@ -386,9 +388,17 @@ class OnlineLearner:
         self.vform[fkey] = n + 1
         self.vpair[pkey] = k + 1
 
-    def _reset_counts(self, rid: str) -> None:
-        self.vform.clear_prefix(rid + "\x00")
-        self.vpair.clear_prefix(rid + "\x00")
+    @staticmethod
+    def _count_prefix(rec: dict) -> str:
+        return f"{rec['id']}\x1f{rec['epoch']}\x00"
+
+    def _reset_counts(self, rec: dict) -> None:
+        """Forget a rule's counts: a new epoch for its keys, one range delete for the old."""
+        prefix = self._count_prefix(rec)
+        rec["epoch"] += 1
+        rec["nsupp"] = rec["nci"] = 0
+        self.vform.drop_prefix(prefix)
+        self.vpair.drop_prefix(prefix)
 
     # ------------------------------------------------------------------ status
     def _valid(self, rec: dict) -> bool:

@@ -95,17 +95,20 @@ class Table:
         for k, _ in self.items(prefix):
             yield k
 
-    def clear_prefix(self, prefix: str) -> int:
-        keys = list(self.keys(prefix))
-        for k in keys:
-            del self[k]
-        return len(keys)
+    def drop_prefix(self, prefix: str) -> None:
+        """Delete every key under ``prefix`` in one range delete. Cached entries under it
+        are left to age out: callers move on to a new prefix (an epoch) and never read
+        the old one again."""
+        self.flush()
+        start = self._prefix + prefix.encode()
+        self._b.delete_range(start, start[:-1] + bytes([start[-1] + 1]) if start else b"\xff")
 
 
 class _Backend:
     def get(self, key: bytes) -> bytes | None: ...
     def write(self, puts: list[tuple[bytes, bytes]], dels: list[bytes]) -> None: ...
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
+    def delete_range(self, start: bytes, end: bytes) -> None: ...
     def close(self) -> None: ...
 
 
@@ -125,6 +128,10 @@ class _DictBackend(_Backend):
     def scan(self, prefix):
         for k in sorted(k for k in self.d if k.startswith(prefix)):
             yield k, self.d[k]
+
+    def delete_range(self, start, end):
+        for k in [k for k in self.d if start <= k < end]:
+            del self.d[k]
 
     def close(self):
         pass
@@ -161,6 +168,9 @@ class _RocksBackend(_Backend):
                 break
             yield k, it.value()
             it.next()
+
+    def delete_range(self, start, end):
+        self.db.delete_range(start, end)
 
     def close(self):
         self.db.close()

@@ -1,0 +1,120 @@
+"""Core benchmark: learner throughput and peak memory, canonicalize throughput vs w3lib.
+
+    python benchmarks/bench_core.py                 # 1M events (the issue's target size)
+    python benchmarks/bench_core.py --events 200000 # quicker
+
+1. A generated multi-site stream is written to a temp file (not timed).
+2. ``dustonline learn`` runs on it in a child process, as an operator would run it
+   (reading, parsing, learning, RocksDB state): events/s and the child's peak RSS.
+3. The learned rules canonicalize the stream's distinct URLs; the same URLs go through
+   ``w3lib.url.canonicalize_url`` in the same process, and the ratio is printed.
+Figures are printed, never asserted: speed is measured here, not in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def child_learn(events: str, rules_out: str, state: str) -> None:
+    from dustonline.cli import run_learner
+    from dustonline.config import Config
+    from dustonline.rules import write_rules
+
+    cfg = Config().check()
+    learner, dlq, secs = run_learner([events], cfg, state=state, progress=True)
+    s = learner.summary()
+    write_rules(rules_out, learner.rules())
+    learner.store.close()
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"events": s["events"], "seconds": secs, "peak_mib": peak_kib / 1024, "summary": s,
+                      "rejected": dlq.total}))
+
+
+def timed(fn, urls, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for u in urls:
+            fn(u)
+        best = min(best, time.perf_counter() - t0)
+    return len(urls) / best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=1_000_000, help="approximate stream size")
+    ap.add_argument("--sites", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--keep", metavar="DIR", help="keep the stream and rules here")
+    ap.add_argument("--child", nargs=3, metavar=("EVENTS", "RULES", "STATE"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child_learn(*args.child)
+        return
+
+    from dustonline.generate import GenConfig, generate, write_stream
+    from dustonline.rules import RuleSet
+
+    work = Path(args.keep or tempfile.mkdtemp(prefix="dustonline-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    events, truth, rules = work / "events.jsonl", work / "truth.jsonl", work / "rules.jsonl"
+    # pages -> events: each page is fetched about 1.5-2 times (aliases, traps, errors)
+    probe = sum(1 for _ in generate(GenConfig(seed=args.seed, sites=20, pages=4000)))
+    pages = int(args.events * 4000 / probe)
+    t0 = time.perf_counter()
+    write_stream(GenConfig(seed=args.seed, sites=args.sites, pages=pages), events, truth)
+    n_lines = sum(1 for _ in open(events, "rb"))
+    print(f"stream: {n_lines:,} events, {args.sites} sites, {pages:,} pages, generated in {time.perf_counter() - t0:.1f} s -> {events}")
+
+    state = work / "state"
+    import shutil
+
+    shutil.rmtree(state, ignore_errors=True)  # a kept directory must not resume old state
+    cmd = [sys.executable, __file__, "--child", str(events), str(rules), str(state)]
+    res = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1])
+    rate = res["events"] / res["seconds"]
+    s = res["summary"]
+    print("\n== learner (dustonline learn: read + parse + learn + RocksDB state, one process, one core)")
+    print(f"events           {res['events']:,}")
+    print(f"time             {res['seconds']:.1f} s")
+    print(f"throughput       {rate:,.0f} events/s   (target >= 10,000)")
+    print(f"peak memory      {res['peak_mib']:,.0f} MiB    (target < 1024)")
+    print(f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  candidates {s['candidates']:,}  active rules {s['active_rules']:,}")
+
+    import msgspec
+    from w3lib.url import canonicalize_url
+
+    urls = []
+    seen = set()
+    with open(truth, "rb") as fh:
+        for line in fh:
+            u = msgspec.json.decode(line)["url"]
+            if u not in seen:
+                seen.add(u)
+                urls.append(u)
+    urls = urls[:300_000]
+    rs = RuleSet.load(rules)
+    ours = timed(rs.canonicalize, urls)
+    ref = timed(canonicalize_url, urls)
+    print(f"\n== canonicalize ({len(urls):,} distinct URLs of the stream, {len(rs):,} rules, best of 3)")
+    print(f"dustonline RuleSet.canonicalize   {ours:>12,.0f} URLs/s")
+    print(f"w3lib.url.canonicalize_url        {ref:>12,.0f} URLs/s")
+    print(f"ratio                             {ours / ref:>12.2f}x   (target >= 1.0)")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: creates .venv, installs dustonline with its
+# test extras from PyPI, runs pytest. Extra arguments go to pytest (e.g. -k learner).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+exec .venv/bin/python -m pytest "$@"

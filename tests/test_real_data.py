@@ -1,0 +1,72 @@
+"""The real crawl logs and indexes: they parse, and their DUST is found as clusters."""
+
+from dustonline import OnlineLearner
+from dustonline.config import config_from_dict
+from dustonline.readers import Rejected, read_events
+
+
+def learn_file(path, **learning):
+    learner = OnlineLearner(config_from_dict({"learning": learning} if learning else {}))
+    rejected = []
+    for item in read_events([path]):
+        if isinstance(item, Rejected):
+            rejected.append(item)
+        else:
+            learner.learn_one(item)
+    cids = {k.split("\x00", 1)[1]: v[0] for k, v in learner.store.table("url").items()}
+    return learner, cids, rejected
+
+
+def test_www_and_bare_host_are_one_cluster_in_heritrix_idna_log(real_data):
+    learner, cid, rejected = learn_file(real_data / "heritrix1-idna-crawl.log")
+    assert cid["http://oelejr.dk/robots.txt"] == cid["http://www.oelejr.dk/robots.txt"]
+    assert cid["http://www.xn--sterbrogades-dyrlger-y0b29a.dk/robots.txt"] == cid["http://xn--sterbrogades-dyrlger-y0b29a.dk/robots.txt"]
+    # a year directory alias: /2011/ and /2012/ serve the same stylesheet, with and without www
+    css = {u for u in cid if u.endswith("/templates/oelejr2/stylesheet.css")}
+    assert len(css) == 3 and len({cid[u] for u in css}) == 1
+    pages = [u for u in cid if "index.php?%D8lejr_2012:" in u]
+    assert pages and all(cid[u] == cid[u.replace("http://oelejr.dk", "http://www.oelejr.dk")] for u in pages if u.startswith("http://oelejr.dk"))
+    assert learner.summary()["clusters"] < learner.summary()["urls"]
+    assert {r.reason for r in rejected} <= {"not-http", "bad-record"}
+
+
+def test_path_alias_directories_in_netarkivet_log(real_data):
+    _, cid, _ = learn_file(real_data / "heritrix1-crawl-9.log")
+    for n in ("01", "02", "03", "10", "12"):
+        a = f"http://netarkivet.dk/netarchive_alm/billeder/netarkivet_guidelines_{n}.gif"
+        b = f"http://netarkivet.dk/netarkivet_alm/billeder/netarkivet_guidelines_{n}.gif"
+        assert cid[a] == cid[b]
+    assert cid["http://www.w3.org/Icons/valid-html401"] == cid["http://www.w3.org/Icons/valid-html401.png"]
+
+
+def test_path_alias_is_proposed_but_refused_by_validation_on_netarkivet(real_data):
+    """netarchive_alm (English) ~ netarkivet_alm (Danish): 11 guideline images are the same
+    under both directories, 8 differ. The alias is a candidate; at fpr_max=0 validation
+    refuses it because it would merge distinct images, and tolerating that rate accepts it."""
+    learner, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0)
+    alias = [c for c in learner.candidates() if "netarchive_alm|netarkivet_alm" in c["context"]]
+    assert len(alias) == 1 and alias[0]["freq"] == 11
+    assert (alias[0]["nsupp"], alias[0]["nci"]) == (21, 13)
+    assert learner.rules() == []
+    rs = learner.ruleset()
+    differ = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_04.gif"
+    assert rs.canonicalize(differ.format("netarchive_alm")) != rs.canonicalize(differ.format("netarkivet_alm"))
+
+    tolerant, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=0.4)
+    rs = tolerant.ruleset()
+    assert len(rs) == 1 and abs(rs.rules()[0].fpr - 8 / 21) < 1e-6
+    same = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_01.gif"
+    assert rs.canonicalize(same.format("netarchive_alm")) == rs.canonicalize(same.format("netarkivet_alm"))
+
+
+def test_empty_payload_never_clusters_cdxj(real_data):
+    learner, cid, rejected = learn_file(real_data / "pywb-iana.cdxj")
+    assert "http://www.iana.org/_js/2013.1/iana.js" not in cid  # EMPTY_DIGEST: ignored
+    assert learner.summary()["ignored"] >= 2
+
+
+def test_cdx_duplicates_cluster(real_data):
+    learner, cid, rejected = learn_file(real_data / "archiveit-index-2.cdx")
+    assert cid["http://www.sfha.org/about/commission/012209.htm"] == cid["http://www.sfha.org/about/commission/agenda.htm"]
+    assert cid["http://sfha.org/download.php?did=407"] == cid["http://sfha.org/download.php?did=408"]
+    assert len(rejected) == 15
