@@ -32,6 +32,7 @@ class Learning(_Section):
     max_noise: float = 0.5       # a consensus with more non-invariant token sets than this share is noise
     generalize: bool = True      # merge same-shape rules across clusters (DESIGN.md §6)
     aligner: str = "dustlin"     # batch learn(): "dustlin" (linear) or "duster" (progressive)
+    refresh_every: int = 1000    # events between rule derivations (1 = after every event)
 
 
 class Clustering(_Section):
@@ -69,6 +70,7 @@ class Config(_Section):
         _positive(problems, "learning.min_freq", L.min_freq, low=1)
         _positive(problems, "learning.min_supp", L.min_supp, low=1)
         _positive(problems, "learning.max_cluster_urls", L.max_cluster_urls, low=2)
+        _positive(problems, "learning.refresh_every", L.refresh_every, low=1)
         if not 0.0 <= L.fpr_max <= 1.0:
             problems.append(f"learning.fpr_max must be in [0, 1], got {L.fpr_max}")
         if not 0.0 <= L.holdout < 1.0:

@@ -103,6 +103,9 @@ class OnlineLearner:
         self._by_host: dict[str, list[str]] = {}
         self._indexed: dict[str, tuple[str, ...]] = {}
         self._render_cache: dict = {}
+        self._dirty_clusters: set[str] = set(m.get("dirty_clusters", ()))
+        self._dirty_groups: set[str] = set(m.get("dirty_groups", ()))
+        self.refresh_every = L.refresh_every
         for rid, rec in self.cands_t.items():
             self._cands[rid] = _Cand(rec)
         self._reindex()
@@ -124,14 +127,42 @@ class OnlineLearner:
             st.ignored += 1
         if self.clock >= self.next_sweep:
             self.sweep(out)
+        if st.events % self.refresh_every == 0:
+            self._flush_pending(out)
         st.rule_changes += len(out)
         return out
 
     def learn_many(self, events: Iterable[FetchEvent]) -> list[Rule]:
+        """Learn a batch of events, then derive rules from all of it (``flush``)."""
         out: list[Rule] = []
         for ev in events:
             out.extend(self.learn_one(ev))
+        out.extend(self.flush())
         return out
+
+    def flush(self) -> list[Rule]:
+        """Derive rules from everything learned so far; returns the rule changes.
+
+        Rule derivation is debounced: a changed cluster re-derives its rule, and a changed
+        group its candidates, once per ``learning.refresh_every`` events (1 = every event).
+        Call this at the end of a stream; the schedule depends only on the event count,
+        so replays and recoveries derive at the same points."""
+        out: list[Rule] = []
+        self._flush_pending(out)
+        self.stats.rule_changes += len(out)
+        return out
+
+    def _flush_pending(self, out: list[Rule]) -> None:
+        if self._dirty_clusters:
+            for cid in sorted(self._dirty_clusters):
+                cl = self.clusters.get(cid)
+                if cl is not None and self._set_contribution(cid, cl):
+                    self.clusters[cid] = cl
+            self._dirty_clusters.clear()
+        if self._dirty_groups:
+            for sid in sorted(self._dirty_groups):
+                self._refresh_group(sid, out)
+            self._dirty_groups.clear()
 
     def rules(self) -> list[Rule]:
         """The active rule set, ordered as crawlers apply it."""
@@ -159,6 +190,8 @@ class OnlineLearner:
             "clock": self.clock,
             "next_sweep": self.next_sweep,
             "stats": msgspec.to_builtins(self.stats),
+            "dirty_clusters": sorted(self._dirty_clusters),
+            "dirty_groups": sorted(self._dirty_groups),
         }
         self.store.flush()
 
@@ -208,12 +241,12 @@ class OnlineLearner:
             self.stats.alignments += cl["k"] > 1
             changed = cl["k"] > 1
         if changed:
-            self._set_contribution(cid, cl, out)
+            self._dirty_clusters.add(cid)
         self.clusters[cid] = cl
         if self._validates(cid):
             self._count_url(ev.url, host, cid, +1, out)
 
-    def _set_contribution(self, cid: str, cl: dict, out: list[Rule]) -> None:
+    def _set_contribution(self, cid: str, cl: dict) -> bool:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = None
         if not cl["noise"] and cl["n"] >= 2 and cl["k"] >= 2 and self._trains(cid):
@@ -222,15 +255,13 @@ class OnlineLearner:
                 new = contribution(parts, cl["hosts"], self.cfg.learning.generalize)
         old = msgspec.convert(cl["contrib"], Contribution) if cl["contrib"] is not None else None
         if _same(old, new):
-            return
+            return False
         cl["contrib"] = msgspec.to_builtins(new) if new is not None else None
-        touched = []
         if old is not None:
-            touched.append(self._group_apply(old, -1))
+            self._dirty_groups.add(self._group_apply(old, -1))
         if new is not None:
-            touched.append(self._group_apply(new, +1))
-        for sid in dict.fromkeys(touched):
-            self._refresh_group(sid, out)
+            self._dirty_groups.add(self._group_apply(new, +1))
+        return True
 
     def _group_apply(self, c: Contribution, sign: int) -> str:
         sid = c.shape_id
@@ -279,7 +310,7 @@ class OnlineLearner:
             return
         rec = cur.rec
         rec["freq"] = c.freq
-        if rec["context"] != c.context or rec["transformation"] != c.transformation or set(rec["hosts"]) - set(c.hosts):
+        if rec["context"] != c.context or rec["transformation"] != c.transformation:
             # the rule itself changed: its counts no longer describe it
             self._reset_counts(rec)
             rec.update(context=c.context, transformation=c.transformation, hosts=list(c.hosts))
@@ -288,6 +319,8 @@ class OnlineLearner:
             self._evaluate(c.id, out, changed=True)
         elif set(c.hosts) != set(rec["hosts"]):
             added = sorted(set(c.hosts) - set(rec["hosts"]))
+            removed = sorted(set(rec["hosts"]) - set(c.hosts))
+            self._backfill(c.id, removed, -1)  # while the rule still applies to them
             rec["hosts"] = list(c.hosts)
             self._install(rec)
             self._backfill(c.id, added)
@@ -334,59 +367,48 @@ class OnlineLearner:
                 self._by_host.setdefault(h, []).append(rid)
 
     # ------------------------------------------------------------------ validation counts
-    def _count_url(self, url: str, host: str, cid: str, delta: int, out: list[Rule] | None) -> None:
-        for rid in self._by_host.get(host, ()):
-            cand = self._cands[rid]
-            form = cand.compiled.apply(url)
-            if form is None:
-                continue
-            rec = cand.rec
-            fkey = self._count_prefix(rec) + form
-            pkey = fkey + "\x00" + cid
-            n = self.vform.get(fkey, 0)
-            k = self.vpair.get(pkey, 0)
-            if delta > 0:
-                rec["nsupp"] += n
-                rec["nci"] += k
-                n, k = n + 1, k + 1
-            else:
-                n, k = n - 1, k - 1
-                rec["nsupp"] -= n
-                rec["nci"] -= k
-            if n > 0:
-                self.vform[fkey] = n
-            else:
-                self.vform.pop(fkey)
-            if k > 0:
-                self.vpair[pkey] = k
-            else:
-                self.vpair.pop(pkey)
-            if out is not None:
+    def _count_url(self, url: str, host: str, cid: str, delta: int, out: list[Rule]) -> None:
+        for rid in list(self._by_host.get(host, ())):
+            if self._count_one(self._cands[rid], url, cid, delta):
                 self._evaluate(rid, out)
-            else:
-                self.cands_t[rid] = rec
 
-    def _backfill(self, rid: str, hosts) -> None:
-        """Count the stored URLs of ``hosts`` for one rule (a candidate appeared or changed)."""
+    def _backfill(self, rid: str, hosts, delta: int = 1) -> None:
+        """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
+        a candidate appeared, changed, or gained or lost hosts."""
         cand = self._cands[rid]
         for h in hosts:
             for ukey, (cid, _ts) in list(self.urls.items(h + "\x00")):
                 if self._validates(cid):
-                    self._count_one(cand, ukey.split("\x00", 1)[1], cid)
+                    self._count_one(cand, ukey.split("\x00", 1)[1], cid, delta)
         self.cands_t[rid] = cand.rec
 
-    def _count_one(self, cand: _Cand, url: str, cid: str) -> None:
+    def _count_one(self, cand: _Cand, url: str, cid: str, delta: int) -> bool:
+        """One URL in or out of a rule's counts: a form going n -> n+1 adds n pairs."""
         form = cand.compiled.apply(url)
         if form is None:
-            return
-        fkey = self._count_prefix(cand.rec) + form
+            return False
+        rec = cand.rec
+        fkey = self._count_prefix(rec) + form
         pkey = fkey + "\x00" + cid
         n = self.vform.get(fkey, 0)
         k = self.vpair.get(pkey, 0)
-        cand.rec["nsupp"] += n
-        cand.rec["nci"] += k
-        self.vform[fkey] = n + 1
-        self.vpair[pkey] = k + 1
+        if delta > 0:
+            rec["nsupp"] += n
+            rec["nci"] += k
+            n, k = n + 1, k + 1
+        else:
+            n, k = n - 1, k - 1
+            rec["nsupp"] -= n
+            rec["nci"] -= k
+        if n > 0:
+            self.vform[fkey] = n
+        else:
+            self.vform.pop(fkey)
+        if k > 0:
+            self.vpair[pkey] = k
+        else:
+            self.vpair.pop(pkey)
+        return True
 
     @staticmethod
     def _count_prefix(rec: dict) -> str:
@@ -493,6 +515,8 @@ class OnlineLearner:
                 victims.extend((k, r) for _, k, r in entries[:excess])
         for ukey, rec in victims:
             self._evict(ukey, rec, out)
+        if victims:
+            self._flush_pending(out)
         self.next_sweep = self.clock + W.sweep_every
         return out
 
@@ -515,14 +539,14 @@ class OnlineLearner:
         cl["n"] -= 1
         if cl["n"] <= 0:
             if cl["contrib"] is not None:
-                sid = self._group_apply(msgspec.convert(cl["contrib"], Contribution), -1)
-                self._refresh_group(sid, out)
+                self._dirty_groups.add(self._group_apply(msgspec.convert(cl["contrib"], Contribution), -1))
             for d in cl["digests"]:
                 self.index.forget(cid, d)
             self.clusters.pop(cid)
+            self._dirty_clusters.discard(cid)
             self.stats.evicted_clusters += 1
             return
-        self._set_contribution(cid, cl, out)
+        self._dirty_clusters.add(cid)
         self.clusters[cid] = cl
 
 

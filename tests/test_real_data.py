@@ -13,6 +13,7 @@ def learn_file(path, **learning):
             rejected.append(item)
         else:
             learner.learn_one(item)
+    learner.flush()
     cids = {k.split("\x00", 1)[1]: v[0] for k, v in learner.store.table("url").items()}
     return learner, cids, rejected
 
@@ -41,20 +42,20 @@ def test_path_alias_directories_in_netarkivet_log(real_data):
 
 def test_path_alias_is_proposed_but_refused_by_validation_on_netarkivet(real_data):
     """netarchive_alm (English) ~ netarkivet_alm (Danish): 11 guideline images are the same
-    under both directories, 8 differ. The alias is a candidate; at fpr_max=0 validation
+    under both directories, 8 differ (19 pairs, 11 true; checked by brute force below). The alias is a candidate; at fpr_max=0 validation
     refuses it because it would merge distinct images, and tolerating that rate accepts it."""
     learner, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0)
     alias = [c for c in learner.candidates() if "netarchive_alm|netarkivet_alm" in c["context"]]
     assert len(alias) == 1 and alias[0]["freq"] == 11
-    assert (alias[0]["nsupp"], alias[0]["nci"]) == (21, 13)
+    assert (alias[0]["nsupp"], alias[0]["nci"]) == (19, 11)
     assert learner.rules() == []
     rs = learner.ruleset()
     differ = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_04.gif"
     assert rs.canonicalize(differ.format("netarchive_alm")) != rs.canonicalize(differ.format("netarkivet_alm"))
 
-    tolerant, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=0.4)
+    tolerant, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=0.45)
     rs = tolerant.ruleset()
-    assert len(rs) == 1 and abs(rs.rules()[0].fpr - 8 / 21) < 1e-6
+    assert len(rs) == 1 and abs(rs.rules()[0].fpr - 8 / 19) < 1e-6
     same = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_01.gif"
     assert rs.canonicalize(same.format("netarchive_alm")) == rs.canonicalize(same.format("netarkivet_alm"))
 
