@@ -26,14 +26,20 @@ def url_key(host: str, url: str) -> str:
     return host + "\x00" + url
 
 
-def block_keys(simhash: int) -> list[str]:
-    return [f"{i}:{(simhash >> (BLOCK_BITS * i)) & 0xFFFF:04x}" for i in range(BLOCKS)]
+def block_keys(simhash: int) -> tuple[str, str, str, str]:
+    return (
+        f"0:{simhash & 0xFFFF:04x}",
+        f"1:{(simhash >> 16) & 0xFFFF:04x}",
+        f"2:{(simhash >> 32) & 0xFFFF:04x}",
+        f"3:{(simhash >> 48) & 0xFFFF:04x}",
+    )
 
 
 class ClusterIndex:
     def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True):
         self.digests = store.table("digest")
         self.simhashes = store.table("simhash")
+        self.sh_cluster = store.table("simhash-cluster")
         self.hints = store.table("hint")
         self.urls = store.table("url")
         self.clusters = store.table("cluster")
@@ -75,24 +81,28 @@ class ClusterIndex:
         return cid if cid is not None and cid in self.clusters else None
 
     def _near(self, sh: int) -> str | None:
+        """The cluster of the nearest indexed simhash within the distance (ties: smaller id)."""
         best = None
         for key in block_keys(sh):
-            for other, cid in self.simhashes.get(key, ()):
+            for other in self.simhashes.get(key, ()):
                 d = (sh ^ other).bit_count()
-                if d <= self.distance and (best is None or (d, cid) < best):
-                    if cid in self.clusters:
+                if d <= self.distance:
+                    cid = self._live(self.sh_cluster.get(f"{other:016x}"))
+                    if cid is not None and (best is None or (d, cid) < best):
                         best = (d, cid)
         return best[1] if best else None
 
     def _index(self, sh: int, cid: str) -> None:
+        """Blocks hold bare simhashes (cheap to decode on every lookup); one more key maps a
+        simhash to its cluster."""
+        self.sh_cluster[f"{sh:016x}"] = cid
         for key in block_keys(sh):
-            entries = self.simhashes.get(key) or []
-            if [sh, cid] in entries:
-                continue
-            entries.append([sh, cid])
-            if len(entries) > MAX_PER_BLOCK:
-                entries = entries[-MAX_PER_BLOCK:]
-            self.simhashes[key] = entries
+            entries = self.simhashes.get(key)
+            if entries is None:
+                self.simhashes[key] = [sh]
+            elif sh not in entries:
+                entries.append(sh)
+                self.simhashes[key] = entries[-MAX_PER_BLOCK:]
 
     def forget(self, cid: str, digest_of_cluster: str | None) -> None:
         """A cluster left the window: its digest no longer routes here."""

@@ -293,6 +293,7 @@ def _opt_regex(skel, slot: dict) -> str:
 
 
 def _tuplify(x):
-    if isinstance(x, list):
+    """Shapes come back from a store as nested lists, or half-converted: make them tuples."""
+    if isinstance(x, (list, tuple)):
         return tuple(_tuplify(i) for i in x)
     return x

@@ -211,3 +211,14 @@ def test_validation_counts_equal_brute_force_at_any_refresh_schedule(refresh_eve
         forms = [(f, cid) for url, host, cid in stored
                  if host in c["hosts"] and learner._validates(cid) and (f := compiled.apply(url)) is not None]
         assert (c["nsupp"], c["nci"]) == support_counts(forms), c["context"]
+
+
+def test_tiny_cache_gives_identical_results():
+    """The write-back cache evicts constantly at 4 entries: state must round-trip exactly."""
+    events = site_stream(pages=90) + site_stream("t.org", pages=60, seed=4)
+    big, cb = run(events, store=memory_store(10**6))
+    tiny, ct = run(events, store=memory_store(4))
+    assert [(r.id, r.version, r.status) for r in cb] == [(r.id, r.version, r.status) for r in ct]
+    assert [(r.id, r.support, r.fpr, r.freq, r.context) for r in big.rules()] == [
+        (r.id, r.support, r.fpr, r.freq, r.context) for r in tiny.rules()
+    ]
