@@ -7,6 +7,7 @@ clusters be merged and generalized (generalize.py, DESIGN.md §6).
 Part kinds:
   ("L", text)            literal in context and transformation (invariant delimiters)
   ("C", lazy)            a capture: context ``([^/?=&#;:.]+)``, transformation ``$N``
+  ("T", regex)           a typed capture (letters, digits, literal punctuation), ``$N``
   ("V", values, chosen)  variant span: context ``(?:v1|v2)``, transformation ``chosen``
   ("O", values)          irrelevant run: context ``(?:v1|v2)?``, nothing in transformation
 
@@ -77,12 +78,14 @@ def _span_parts(span, kinds, cols, rows, parts) -> None:
         chunks = _runs(span, lambda c: kinds[c] == _IRR)
     else:
         chunks = _variant_chunks(span, kinds, cols)
-    for idx, (is_opt, cs) in enumerate(chunks):
-        if is_opt:
+    for idx, (kind, cs) in enumerate(chunks):
+        if kind in (True, "opt"):
             vals = {"".join(r[c] for c in cs) for r in rows} - {""}
             parts.append(("O", tuple(sorted(vals))))
+        elif kind == "cap":
+            parts.append(("T", typed(cols, cs)))
         elif all(kinds[c] == _INV for c in cs):
-            followed_by_opt = idx + 1 < len(chunks) and chunks[idx + 1][0]
+            followed_by_opt = idx + 1 < len(chunks) and chunks[idx + 1][0] in (True, "opt")
             parts.append(("C", followed_by_opt))
         else:
             texts = ["".join(r[c] for c in cs) for r in rows]
@@ -96,42 +99,54 @@ def _is_delim_col(col) -> bool:
 
 
 def _variant_chunks(span, kinds, cols):
-    """Chunks of a span that holds a variant set: irrelevant runs that start or end with
-    a delimiter are optional parts ("www.", ".ustreas", "&sid=..."); an invariant number
-    or word at the edge of a punctuation-only variant stays a capture (the 7 of
-    /story?id=7 ~ /story_7.html); everything else in between is one variant value."""
-    chunks: list[tuple[bool, list[int]]] = []
+    """Chunks of a span that holds a variant set, as (kind, columns):
+    - "opt": irrelevant runs that start or end with a delimiter ("www.", ".ustreas", "&sid=...");
+    - "cap": invariant runs at the edge of a variant chunk, cut where the boundary is
+      punctuation: the page id of a slug (old-title-7 ~ new-title-7 keeps "-7") or of an
+      alias path (/story?id=7 ~ /story_7.html keeps "7");
+    - "var": the rest, one variant value."""
+    chunks: list[tuple[str, list[int]]] = []
     for is_irr, run in _runs(span, lambda c: kinds[c] == _IRR):
         if is_irr and (_is_delim_col(cols[run[0]]) or _is_delim_col(cols[run[-1]])):
-            chunks.append((True, run))
-        elif chunks and not chunks[-1][0]:
+            chunks.append(("opt", run))
+        elif chunks and chunks[-1][0] == "var":
             chunks[-1][1].extend(run)
         else:
-            chunks.append((False, list(run)))
-    out: list[tuple[bool, list[int]]] = []
-    for is_opt, cs in chunks:
-        if is_opt or len(cs) < 2:
-            out.append((is_opt, cs))
+            chunks.append(("var", list(run)))
+    out: list[tuple[str, list[int]]] = []
+    for kind, cs in chunks:
+        if kind == "opt" or all(kinds[c] == _INV for c in cs):
+            out.append((kind, cs))
             continue
-        head, tail = [], []
-        if _edge_capture(cs[0], cs[1], kinds, cols):
-            head = [cs[0]]
-            cs = cs[1:]
-        if len(cs) >= 2 and _edge_capture(cs[-1], cs[-2], kinds, cols):
-            tail = [cs[-1]]
-            cs = cs[:-1]
-        out.extend((False, c) for c in (head, cs, tail) if c)
+        a = 0
+        while a < len(cs) and kinds[cs[a]] == _INV:
+            a += 1
+        b = len(cs)
+        while b > a and kinds[cs[b - 1]] == _INV:
+            b -= 1
+        head, mid, tail = cs[:a], cs[a:b], cs[b:]
+        if head and not _punct_boundary(cols[head[-1]], cols[mid[0]]):
+            mid, head = head + mid, []
+        if tail and not _punct_boundary(cols[tail[0]], cols[mid[-1]]):
+            mid, tail = mid + tail, []
+        out.extend(c for c in (("cap", head), ("var", mid), ("cap", tail)) if c[1])
     return out
 
 
-def _edge_capture(edge: int, inner: int, kinds, cols) -> bool:
-    return (
-        kinds[edge] == _INV
-        and next(iter(cols[edge])).isalnum()
-        and kinds[inner] == _VAR
-        and _is_delim_col(cols[inner]) is False
-        and all(not t.isalnum() for t in cols[inner])
-    )
+def _punct_boundary(inv_col, var_col) -> bool:
+    """An invariant run may be cut from a variant one where either side of the cut is
+    punctuation: then the cut is where a URL's grammar puts it, not mid-word."""
+    (tok,) = inv_col
+    return not tok.isalnum() or all(not t.isalnum() for t in var_col if t)
+
+
+def typed(cols, cs) -> str:
+    """The thesis' per-token generalization: letters, digits, literal punctuation."""
+    out = []
+    for c in cs:
+        (tok,) = cols[c]
+        out.append("[a-zA-Z]+" if tok.isalpha() else "[0-9]+" if tok.isdigit() else escape(tok))
+    return "".join(out)
 
 
 def _runs(span, pred):
@@ -202,6 +217,10 @@ def render(parts: list[tuple], card_set: int) -> tuple[str, str]:
         elif kind == "C":
             ncap += 1
             ctx.append(f"({SEG}?)" if p[1] else f"({SEG})")
+            out.append(f"${ncap}")
+        elif kind == "T":
+            ncap += 1
+            ctx.append(f"({p[1]})")
             out.append(f"${ncap}")
         elif kind == "V":
             values, chosen = p[1], p[2]

@@ -41,21 +41,36 @@ def test_path_alias_directories_in_netarkivet_log(real_data):
 
 
 def test_path_alias_is_proposed_but_refused_by_validation_on_netarkivet(real_data):
-    """netarchive_alm (English) ~ netarkivet_alm (Danish): 11 guideline images are the same
-    under both directories, 8 differ (19 pairs, 11 true; checked by brute force below). The alias is a candidate; at fpr_max=0 validation
-    refuses it because it would merge distinct images, and tolerating that rate accepts it."""
+    """netarchive_* (English) ~ netarkivet_* (Danish) directories (_alm and _mouseover):
+    many images are the same under both, 15 pairs differ. The alias is a candidate; at fpr_max=0
+    validation refuses it because it would merge distinct images; tolerating that rate
+    accepts it. Counts are checked against a from-scratch count over the log."""
+    from collections import Counter, defaultdict
+
     learner, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0)
-    alias = [c for c in learner.candidates() if "netarchive_alm|netarkivet_alm" in c["context"]]
-    assert len(alias) == 1 and alias[0]["freq"] == 11
-    assert (alias[0]["nsupp"], alias[0]["nci"]) == (19, 11)
+    alias = [c for c in learner.candidates() if "netarchive|netarkivet" in c["context"]]
+    assert len(alias) == 1 and alias[0]["freq"] >= 11
+    rule = learner._cands[alias[0]["id"]].compiled
+    first: dict[str, str] = {}
+    for ev in read_events([real_data / "heritrix1-crawl-9.log"]):
+        if not isinstance(ev, Rejected) and ev.teaches:
+            first.setdefault(ev.url, ev.digest)
+    forms = defaultdict(list)
+    for url, digest in first.items():
+        if (f := rule.apply(url)) is not None:
+            forms[f].append(digest)
+    nsupp = sum(len(v) * (len(v) - 1) // 2 for v in forms.values())
+    nci = sum(n * (n - 1) // 2 for v in forms.values() for n in Counter(v).values())
+    assert (alias[0]["nsupp"], alias[0]["nci"]) == (nsupp, nci) and nsupp - nci == 15
     assert learner.rules() == []
     rs = learner.ruleset()
     differ = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_04.gif"
     assert rs.canonicalize(differ.format("netarchive_alm")) != rs.canonicalize(differ.format("netarkivet_alm"))
 
-    tolerant, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=0.45)
+    rate = (nsupp - nci) / nsupp
+    tolerant, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=rate + 0.01)
     rs = tolerant.ruleset()
-    assert len(rs) == 1 and abs(rs.rules()[0].fpr - 8 / 19) < 1e-6
+    assert len(rs) == 1 and abs(rs.rules()[0].fpr - rate) < 1e-6
     same = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_01.gif"
     assert rs.canonicalize(same.format("netarchive_alm")) == rs.canonicalize(same.format("netarkivet_alm"))
 
