@@ -235,17 +235,22 @@ def cmd_demo(args) -> int:
     print(f"  fetches needed   {m.keys:,} instead of {base.keys:,}  (compression {m.compression:.1%}; light normalization alone: {base.compression:.1%})")
     print(f"  duplicates merged  {m.coverage:.1%} of all duplicate URLs (coverage)")
     print(f"  contents lost      {m.lost} ({m.lost_rate:.2%}): distinct pages merged away, never fetched")
-    shown = 0
     by_key: dict[str, list[str]] = {}
-    for u in sorted(truth):
-        by_key.setdefault(rs.canonicalize(u), []).append(u)
-    print("\nExamples of URLs merged under one key:")
+    rule_of: dict[str, str] = {}
+    for u in truth:
+        rule, key = rs.explain(u)
+        by_key.setdefault(key, []).append(u)
+        if rule is not None:
+            rule_of.setdefault(key, rule.id)
+    print("\nOne example per rule (the key, and URLs a crawler now fetches once):")
+    shown: set[str] = set()
     for key, urls in sorted(by_key.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        if len(urls) > 1 and shown < 5:
-            print(f"  {key}")
-            for u in urls[:4]:
+        rid = rule_of.get(key)
+        if len(urls) > 1 and rid and rid not in shown and len(shown) < 8:
+            shown.add(rid)
+            print(f"  {rid}  {key}")
+            for u in urls[:3]:
                 print(f"      <- {u}")
-            shown += 1
     if args.rules_out:
         write_rules(args.rules_out, rules)
         print(f"\nrules written to {args.rules_out}")

@@ -1,0 +1,111 @@
+"""The command forms other tools depend on, run as a user runs them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dustonline.generate import GenConfig, write_stream
+from dustonline.rules import read_rules
+
+CMD = [sys.executable, "-m", "dustonline"]
+
+
+def run(*args, input=None, check=True):
+    p = subprocess.run(CMD + [str(a) for a in args], input=input, capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"exit {p.returncode}\nstdout:{p.stdout}\nstderr:{p.stderr}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    events, truth = d / "events.jsonl", d / "truth.jsonl"
+    write_stream(GenConfig(seed=5, sites=20, pages=6000), events, truth)
+    # bad records among good ones: they must be dead-lettered with a reason, not stop the run
+    with open(events, "ab") as fh:
+        fh.write(b'{"url": "ftp://x.org/a", "ts": 1700000000}\n')
+        fh.write(b"this is not json\n")
+        fh.write(b'{"ts": 1700000000}\n')
+        fh.write(b"\xff\xfe binary garbage\n")
+        fh.write(b'{"url": "http://a.com/' + b"x" * 5000 + b'", "ts": 1700000000}\n')
+    rules, dlq = d / "rules.jsonl", d / "dead.jsonl"
+    p = run("learn", events, "--rules-out", rules, "--state", d / "state", "--dead-letter", dlq,
+            "--config", "configs/small-site.yaml")
+    return d, rules, dlq, p
+
+
+def test_learn_writes_rules_and_summary(learned):
+    d, rules, dlq, p = learned
+    rs = list(read_rules(rules))
+    assert rs and all(r.status == "active" and r.support >= 3 for r in rs)
+    assert [(-r.support, r.id) for r in rs] == sorted((-r.support, r.id) for r in rs)
+    for word in ("events", "rejected", "clusters", "candidates", "active rules"):
+        assert word in p.stderr
+    assert (d / "state").is_dir()
+
+
+def test_learn_dead_letters_bad_records_with_reasons(learned):
+    _, _, dlq, p = learned
+    rows = [json.loads(line) for line in dlq.read_text().splitlines()]
+    assert sorted(r["reason"] for r in rows) == sorted(["not-http", "bad-json", "missing-url", "undecodable", "url-too-long"])
+    assert all(r["line"] > 0 and r["source"].endswith("events.jsonl") for r in rows)
+    assert "5 rejected" in p.stderr
+
+
+def test_canonicalize_one_key_per_line_in_order(learned):
+    _, rules, _, _ = learned
+    lines = ["http://www.example.com/a", "not a url at all", "", "HTTP://Example.COM:80/b#frag", "http://example.com/c"]
+    p = run("canonicalize", "--rules", rules, input="\n".join(lines) + "\n")
+    out = p.stdout.split("\n")[:-1]
+    assert len(out) == len(lines)
+    assert out[1] == "not a url at all" and out[2] == ""
+    assert out[3] == "http://example.com/b"
+    assert "not a URL" in p.stderr
+
+
+def test_canonicalize_merges_aliases_of_a_learned_site(learned):
+    d, rules, _, _ = learned
+    rs = list(read_rules(rules))
+    truth = [json.loads(line) for line in (d / "truth.jsonl").read_text().splitlines()]
+    urls = [t["url"] for t in truth[:3000]]
+    p = run("canonicalize", "--rules", rules, input="\n".join(urls) + "\n")
+    keys = p.stdout.splitlines()
+    assert len(keys) == len(urls)
+    by_truth = {}
+    for t, k in zip(truth[:3000], keys):
+        by_truth.setdefault(t["truth"], set()).add(k)
+    assert sum(1 for ks in by_truth.values() if len(ks) == 1) > 0.6 * len(by_truth)
+    assert rs
+
+
+def test_rules_show_and_explain(learned):
+    _, rules, _, _ = learned
+    first = next(read_rules(rules))
+    p = run("rules", "show", rules)
+    assert first.id in p.stdout and "rule(s)" in p.stdout
+    host = first.hosts[0]
+    url = f"http://{host}/definitely/not/seen"
+    p = run("explain", "--rules", rules, url)
+    assert "key" in p.stdout and url.split("//")[1].split("/")[0] in p.stdout
+
+
+def test_bad_config_fails_fast_with_what_to_fix(tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("learning:\n  min_supp: -3\n  k: 1\n")
+    p = run("learn", "-", "--rules-out", tmp_path / "r.jsonl", "--config", cfg, input="", check=False)
+    assert p.returncode == 2
+    assert "learning.min_supp must be >= 1" in p.stderr and "learning.k must be >= 2" in p.stderr
+
+
+def test_missing_rules_file_is_a_clear_error(tmp_path):
+    p = run("canonicalize", "--rules", tmp_path / "nope.jsonl", input="http://a.com/\n", check=False)
+    assert p.returncode == 2 and "cannot read rules file" in p.stderr
+
+
+def test_demo_runs_on_the_bundled_sample():
+    p = run("demo")
+    assert "active rules" in p.stdout and "duplicates merged" in p.stdout
+    assert "contents lost      0 " in p.stdout
