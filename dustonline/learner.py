@@ -22,7 +22,6 @@ All state is in the store, so a worker that restarts from it continues exactly.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 from typing import Iterable
 
 import mmh3
@@ -95,6 +94,7 @@ class OnlineLearner:
         self.groups, self.cands_t = s.table("group"), s.table("cand")
         self.vform, self.vpair = s.table("vform"), s.table("vpair")
         self.sites, self.meta = s.table("site"), s.table("meta")
+        self.by_time, self.by_arrival = s.table("url-by-time"), s.table("url-by-arrival")
         m = self.meta.get("learner") or {}
         self.clock: float = m.get("clock", 0.0)
         self.next_sweep: float | None = m.get("next_sweep")
@@ -213,15 +213,20 @@ class OnlineLearner:
         rec = self.urls.get(ukey)
         if rec is not None:
             if ev.ts > rec[1]:
+                if self._bucket(ev.ts) != self._bucket(rec[1]):
+                    self.by_time[self._time_key(ev.ts, ukey)] = 1  # the old entry goes stale
                 rec[1] = ev.ts
                 self.urls[ukey] = rec
             self.stats.refreshed += 1
             return
         self.stats.new_urls += 1
         cid = self.index.assign(ev)
-        self.urls[ukey] = [cid, ev.ts]
         site = site_of_host(host)
-        self.sites[site] = self.sites.get(site, 0) + 1
+        count, seq = self.sites.get(site) or (0, 0)
+        self.sites[site] = [count + 1, seq + 1]
+        self.urls[ukey] = [cid, ev.ts, seq]
+        self.by_time[self._time_key(ev.ts, ukey)] = 1
+        self.by_arrival[f"{site}\x00{seq:012d}"] = ukey
         cl = self.clusters.get(cid)
         if cl is None:
             cl = {"n": 0, "rows": None, "k": 0, "hosts": [], "noise": False, "contrib": None, "digests": []}
@@ -233,13 +238,14 @@ class OnlineLearner:
         if not cl["noise"] and cl["n"] > L.max_cluster_urls:
             cl["noise"] = changed = True
         elif not cl["noise"] and cl["k"] < self.K:
-            cons = Consensus(cl["rows"]) if cl["rows"] else None
-            cl["rows"] = add_url(cons, ev.url).rows
             cl["k"] += 1
             if host not in cl["hosts"]:
                 cl["hosts"].append(host)
-            self.stats.alignments += cl["k"] > 1
-            changed = cl["k"] > 1
+            if self._trains(cid):  # a validation-only cluster never needs its consensus
+                cons = Consensus(cl["rows"]) if cl["rows"] else None
+                cl["rows"] = add_url(cons, ev.url).rows
+                self.stats.alignments += cl["k"] > 1
+                changed = cl["k"] > 1
         if changed:
             self._dirty_clusters.add(cid)
         self.clusters[cid] = cl
@@ -377,7 +383,7 @@ class OnlineLearner:
         a candidate appeared, changed, or gained or lost hosts."""
         cand = self._cands[rid]
         for h in hosts:
-            for ukey, (cid, _ts) in list(self.urls.items(h + "\x00")):
+            for ukey, (cid, *_rest) in list(self.urls.items(h + "\x00")):
                 if self._validates(cid):
                     self._count_one(cand, ukey.split("\x00", 1)[1], cid, delta)
         self.cands_t[rid] = cand.rec
@@ -456,7 +462,7 @@ class OnlineLearner:
     # ------------------------------------------------------------------ redundancy (Alg. 6)
     def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
         for h in hosts:
-            for ukey, (cid, _ts) in self.urls.items(h + "\x00"):
+            for ukey, (cid, *_rest) in self.urls.items(h + "\x00"):
                 if self._validates(cid):
                     yield ukey.split("\x00", 1)[1], h
 
@@ -491,31 +497,46 @@ class OnlineLearner:
                 self._publish(rec, ACTIVE, out)
 
     # ------------------------------------------------------------------ rolling window
+    def _bucket(self, ts: float) -> int:
+        return int(ts // self.cfg.window.sweep_every)
+
+    def _time_key(self, ts: float, ukey: str) -> str:
+        return f"{self._bucket(ts):012d}\x00{ukey}"
+
     def sweep(self, out: list[Rule] | None = None) -> list[Rule]:
-        """Evict URLs older than the window or beyond their site's cap."""
+        """Evict URLs last seen before the window, then the earliest-arrived URLs of sites
+        over their cap. Indexes by time bucket and by per-site arrival keep this
+        proportional to what is evicted, not to what is stored."""
         out = out if out is not None else []
         W = self.cfg.window
         cutoff = self.clock - W.seconds
-        over = {s for s, n in self.sites.items() if n > W.max_urls_per_site}
-        victims: list[tuple[str, list]] = []
-        by_site: dict[str, list[tuple[float, str, list]]] = {}
-        for ukey, rec in self.urls.items():
-            if rec[1] < cutoff:
-                victims.append((ukey, rec))
-            elif over:
-                site = site_of_host(ukey.split("\x00", 1)[0])
-                if site in over:
-                    by_site.setdefault(site, []).append((rec[1], ukey, rec))
-        if by_site:
-            aged = Counter(site_of_host(k.split("\x00", 1)[0]) for k, _ in victims)
-        for site, entries in sorted(by_site.items()):
-            excess = self.sites.get(site, 0) - aged[site] - W.max_urls_per_site
-            if excess > 0:
-                entries.sort()
-                victims.extend((k, r) for _, k, r in entries[:excess])
-        for ukey, rec in victims:
-            self._evict(ukey, rec, out)
-        if victims:
+        due = self._bucket(cutoff)
+        expired = []
+        for key, _ in self.by_time.items():
+            if int(key[:12]) >= due:
+                break
+            expired.append(key)
+        evicted = 0
+        for key in expired:
+            del self.by_time[key]
+            ukey = key[13:]
+            rec = self.urls.get(ukey)
+            if rec is not None and rec[1] < cutoff and self._bucket(rec[1]) == int(key[:12]):
+                self._evict(ukey, rec, out)
+                evicted += 1
+        for site, (count, _seq) in list(self.sites.items()):
+            if count <= W.max_urls_per_site:
+                continue
+            excess = count - W.max_urls_per_site
+            for key, ukey in list(self.by_arrival.items(site + "\x00")):
+                if excess <= 0:
+                    break
+                rec = self.urls.get(ukey)
+                if rec is not None:
+                    self._evict(ukey, rec, out)
+                    evicted += 1
+                    excess -= 1
+        if evicted:
             self._flush_pending(out)
         self.next_sweep = self.clock + W.sweep_every
         return out
@@ -526,9 +547,10 @@ class OnlineLearner:
         self.urls.pop(ukey)
         self.stats.evicted_urls += 1
         site = site_of_host(host)
-        left = self.sites.get(site, 1) - 1
-        if left > 0:
-            self.sites[site] = left
+        self.by_arrival.pop(f"{site}\x00{rec[2]:012d}")
+        count, seq = self.sites.get(site) or (1, 0)
+        if count > 1:
+            self.sites[site] = [count - 1, seq]
         else:
             self.sites.pop(site)
         if self._validates(cid):

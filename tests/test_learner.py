@@ -222,3 +222,24 @@ def test_tiny_cache_gives_identical_results():
     assert [(r.id, r.support, r.fpr, r.freq, r.context) for r in big.rules()] == [
         (r.id, r.support, r.fpr, r.freq, r.context) for r in tiny.rules()
     ]
+
+
+def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
+    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "holdout": 0},
+           "window": {"max_urls_per_site": 60, "sweep_every": 600}}
+    events = site_stream(pages=120, step=30)
+    learner, _ = run(events, cfg)
+    learner.sweep()
+    urls = [k.split("\x00", 1)[1] for k in learner.store.table("url").keys()]
+    assert len(urls) == 60
+    kept = set(urls)
+    first_seen = list(dict.fromkeys(e.url for e in events))
+    assert kept == set(first_seen[-60:])  # FIFO: the earliest arrivals left first
+    assert learner.summary()["evicted_urls"] == len(first_seen) - 60
+    from dustonline.validation import support_counts
+
+    stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v[0]) for k, v in learner.store.table("url").items()]
+    for c in learner.candidates():
+        compiled = learner._cands[c["id"]].compiled
+        forms = [(f, cid) for url, host, cid in stored if host in c["hosts"] and (f := compiled.apply(url)) is not None]
+        assert (c["nsupp"], c["nci"]) == support_counts(forms)
