@@ -45,6 +45,7 @@ class ClusterIndex:
         self.clusters = store.table("cluster")
         self.distance = simhash_distance
         self.use_hints = canonical_hints
+        self._any_hints = next(iter(self.hints.keys()), None) is not None
 
     def assign(self, ev: FetchEvent) -> str:
         """The cluster id for a URL not seen before; registers the event's evidence."""
@@ -58,7 +59,7 @@ class ClusterIndex:
                 rec = self.urls.get(url_key(host_of(ev.canonical), ev.canonical))
                 if rec is not None:
                     cid = self._live(rec[0])
-            if cid is None:
+            if cid is None and self._any_hints:  # most streams carry few or no hints
                 cid = self._live(self.hints.get(ev.url))
         if cid is None and ev.simhash is not None and self.distance > 0:
             cid = self._near(ev.simhash)
@@ -75,6 +76,7 @@ class ClusterIndex:
             self._index(ev.simhash, cid)  # the same digest has the same simhash: once is enough
         if self.use_hints and ev.canonical and ev.canonical != ev.url:
             self.hints[ev.canonical] = cid
+            self._any_hints = True
         return cid
 
     def _live(self, cid: str | None) -> str | None:

@@ -79,7 +79,9 @@ class Group:
     """
 
     def __init__(self, shape, state: dict | None = None):
-        shape = self.shape = _tuplify(shape)
+        if not (type(shape) is tuple and all(type(item) is tuple for item in shape)):
+            shape = _tuplify(shape)
+        self.shape = shape
         if state is None:
             kinds = ["V" if item[0] == "V" else "O" for item in shape if _is_slot(item)]
             state = {

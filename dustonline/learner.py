@@ -103,6 +103,7 @@ class OnlineLearner:
         self._by_host: dict[str, list[str]] = {}
         self._indexed: dict[str, tuple[str, ...]] = {}
         self._render_cache: dict = {}
+        self._shapes: dict[str, tuple] = {}
         self._dirty_clusters: set[str] = set(m.get("dirty_clusters", ()))
         self._dirty_groups: set[str] = set(m.get("dirty_groups", ()))
         self.refresh_every = L.refresh_every
@@ -269,10 +270,19 @@ class OnlineLearner:
             self._dirty_groups.add(self._group_apply(new, +1))
         return True
 
+    def _shape(self, sid: str, shape) -> tuple:
+        """Shapes come back from the store as lists; normalize each once."""
+        t = self._shapes.get(sid)
+        if t is None:
+            if len(self._shapes) > 100_000:
+                self._shapes.clear()
+            t = self._shapes[sid] = Group(shape).shape
+        return t
+
     def _group_apply(self, c: Contribution, sign: int) -> str:
         sid = c.shape_id
         stored = self.groups.get(sid)
-        g = Group(c.shape, stored["st"] if stored else None)
+        g = Group(self._shape(sid, c.shape), stored["st"] if stored else None)
         if sign > 0:
             g.add(c, self.card_set)
         else:
@@ -288,7 +298,7 @@ class OnlineLearner:
         stored = self.groups.get(sid)
         if stored is None:
             return
-        g = Group(stored["shape"], stored["st"])
+        g = Group(self._shape(sid, stored["shape"]), stored["st"])
         now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
         for rid in stored["cands"]:
             if rid not in now:

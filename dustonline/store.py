@@ -8,6 +8,7 @@ a value read and mutated is not stored until it is assigned back.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -70,9 +71,11 @@ class Table:
         self._cache[key] = value
 
     def flush(self, drop: bool = False) -> None:
+        """Write dirty entries in one batch. With ``drop``, also forget the older half of
+        the cache (insertion order): recent entries, the likely hot ones, stay."""
         if self._dirty:
             puts, dels = [], []
-            for k in sorted(self._dirty):
+            for k in self._dirty:
                 v = self._cache[k]
                 if v is _DELETED:
                     dels.append(self._prefix + k.encode())
@@ -81,7 +84,9 @@ class Table:
             self._b.write(puts, dels)
             self._dirty.clear()
         if drop:
-            self._cache.clear()
+            cache = self._cache
+            for k in list(itertools.islice(cache, len(cache) // 2 + 1)):
+                del cache[k]
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         """Entries whose key starts with ``prefix``, in key order (deterministic)."""
@@ -139,11 +144,15 @@ class _DictBackend(_Backend):
 
 class _RocksBackend(_Backend):
     def __init__(self, path: str):
-        from rocksdict import Options, Rdict
+        from rocksdict import BlockBasedOptions, Cache, Options, Rdict
 
         opts = Options(raw_mode=True)
         opts.create_if_missing(True)
         opts.increase_parallelism(max(1, os.cpu_count() or 1))
+        table = BlockBasedOptions()
+        table.set_bloom_filter(10, False)  # most lookups are for keys not stored yet
+        table.set_block_cache(Cache(64 << 20))
+        opts.set_block_based_table_factory(table)
         self.db = Rdict(path, opts)
 
     def get(self, key):
