@@ -101,6 +101,7 @@ def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=Tr
                 learner.learn_one(item)
             if bar is not None:
                 bar.update(1)
+        learner.flush()  # derive rules from the tail of the stream too
         learner.checkpoint()
     finally:
         if bar is not None:

@@ -109,3 +109,18 @@ def test_demo_runs_on_the_bundled_sample():
     p = run("demo")
     assert "active rules" in p.stdout and "duplicates merged" in p.stdout
     assert "contents lost      0 " in p.stdout
+
+
+def test_learn_derives_rules_from_the_tail_of_a_short_stream(tmp_path):
+    """Fewer events than learning.refresh_every: the rules must still be derived."""
+    lines = []
+    for i in range(30):
+        for host in ("www.s.com", "s.com"):
+            lines.append(json.dumps({"url": f"http://{host}/news/{i}", "ts": 1.7e9 + i, "digest": f"sha1:P{i}"}))
+    events = tmp_path / "ev.jsonl"
+    events.write_text("\n".join(lines) + "\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("learning:\n  min_freq: 3\n  min_supp: 3\n  holdout: 0\n")
+    rules = tmp_path / "r.jsonl"
+    run("learn", events, "--rules-out", rules, "--config", cfg)
+    assert len(list(read_rules(rules))) == 1
