@@ -16,7 +16,6 @@ group empties): rule ids and contexts stay stable while evidence accumulates.
 
 from __future__ import annotations
 
-from typing import Any
 
 import mmh3
 import msgspec

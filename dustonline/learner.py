@@ -31,7 +31,7 @@ from .align import Consensus, add_url
 from .clusters import ClusterIndex, url_key
 from .config import Config
 from .events import FetchEvent
-from .generalize import Contribution, Group, contribution, shape_id
+from .generalize import Contribution, Group, contribution
 from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
@@ -369,10 +369,11 @@ class OnlineLearner:
             return
         self._unindex(rid)
         self._reset_counts(cand.rec)
-        self.cands_t.pop(rid)
-        if cand.rec["status"] == ACTIVE:
+        was_active = cand.rec["status"] == ACTIVE
+        if was_active:
             self._publish(cand.rec, RETIRED, out)
-            self.cands_t.pop(rid)
+        self.cands_t.pop(rid)
+        if was_active:
             self._recheck_redundant(cand.rec["hosts"], out)
 
     def _reindex(self) -> None:

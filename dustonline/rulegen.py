@@ -75,17 +75,17 @@ def _span_parts(span, kinds, cols, rows, parts) -> None:
         return
     if _VAR not in ks:
         # invariant runs capture, irrelevant runs are optional
-        chunks = _runs(span, lambda c: kinds[c] == _IRR)
+        chunks = [("opt" if irr else "var", cs) for irr, cs in _runs(span, lambda c: kinds[c] == _IRR)]
     else:
         chunks = _variant_chunks(span, kinds, cols)
     for idx, (kind, cs) in enumerate(chunks):
-        if kind in (True, "opt"):
+        if kind == "opt":
             vals = {"".join(r[c] for c in cs) for r in rows} - {""}
             parts.append(("O", tuple(sorted(vals))))
         elif kind == "cap":
             parts.append(("T", typed(cols, cs)))
         elif all(kinds[c] == _INV for c in cs):
-            followed_by_opt = idx + 1 < len(chunks) and chunks[idx + 1][0] in (True, "opt")
+            followed_by_opt = idx + 1 < len(chunks) and chunks[idx + 1][0] == "opt"
             parts.append(("C", followed_by_opt))
         else:
             texts = ["".join(r[c] for c in cs) for r in rows]

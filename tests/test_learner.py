@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from dustonline import FetchEvent, OnlineLearner, RuleSet, learn, memory_store, rocks_store
+from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
 from dustonline.events import EMPTY_DIGEST
 
@@ -197,7 +197,6 @@ def test_shipped_configs_load():
 def test_validation_counts_equal_brute_force_at_any_refresh_schedule(refresh_every):
     """Nsupp/Nci kept incrementally (counted per URL, back-filled, re-counted on changes)
     equal a from-scratch count over the stored URLs, however derivation is scheduled."""
-    from collections import Counter
 
     from dustonline.validation import support_counts
 

@@ -2,7 +2,7 @@
 
 import re
 
-from dustonline import Config, FetchEvent, Rule, RuleSet, learn
+from dustonline import FetchEvent, Rule, RuleSet, learn
 from dustonline.align import Consensus, align, linear_alignment
 from dustonline.batch import eliminate_redundant
 from dustonline.config import config_from_dict
