@@ -81,6 +81,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------ learn
+def tune_gc() -> None:
+    """A learner holds millions of long-lived, acyclic cache entries; CPython's default
+    full collection re-scans all of them every time the heap grows by 25% (measured: 11%
+    of a 200k-event run). Full collections every 1000 young-generation passes instead."""
+    import gc
+
+    gen0, gen1, _ = gc.get_threshold()
+    gc.set_threshold(gen0, gen1, 1000)
+
+
 def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=True):
     """Feed every event of ``inputs`` to an OnlineLearner; returns (learner, dead letters, seconds)."""
     from .deadletter import DeadLetter
@@ -88,6 +98,7 @@ def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=Tr
     from .readers import Rejected, read_events
     from .store import rocks_store
 
+    tune_gc()
     store = rocks_store(state, cfg.storage.cache_entries)
     learner = OnlineLearner(cfg, store)
     dlq = DeadLetter(dead_letter)

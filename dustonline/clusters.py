@@ -39,7 +39,6 @@ class ClusterIndex:
     def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True):
         self.digests = store.table("digest")
         self.simhashes = store.table("simhash")
-        self.sh_cluster = store.table("simhash-cluster")
         self.hints = store.table("hint")
         self.urls = store.table("url")
         self.clusters = store.table("cluster")
@@ -51,8 +50,10 @@ class ClusterIndex:
         """The cluster id for a URL not seen before; registers the event's evidence."""
         cid = None
         known_content = False
+        routed = None
         if ev.digest is not None:
-            cid = self._live(self.digests.get(ev.digest))
+            routed = self.digests.get(ev.digest)
+            cid = self._live(routed)
             known_content = cid is not None
         if cid is None and self.use_hints:
             if ev.canonical and ev.canonical != ev.url:
@@ -61,8 +62,11 @@ class ClusterIndex:
                     cid = self._live(rec[0])
             if cid is None and self._any_hints:  # most streams carry few or no hints
                 cid = self._live(self.hints.get(ev.url))
-        if cid is None and ev.simhash is not None and self.distance > 0:
-            cid = self._near(ev.simhash)
+        keys = None
+        if ev.simhash is not None and self.distance > 0 and not known_content:
+            keys = block_keys(ev.simhash)
+            if cid is None:
+                cid = self._near(ev.simhash, keys)
         if cid is None:
             if ev.digest is not None:
                 cid = "d:" + ev.digest
@@ -70,10 +74,10 @@ class ClusterIndex:
                 cid = f"s:{ev.simhash:016x}"
             else:
                 cid = "u:" + ev.url
-        if ev.digest is not None and self.digests.get(ev.digest) != cid:
+        if ev.digest is not None and routed != cid:
             self.digests[ev.digest] = cid
-        if ev.simhash is not None and self.distance > 0 and not known_content:
-            self._index(ev.simhash, cid)  # the same digest has the same simhash: once is enough
+        if keys is not None:
+            self._index(ev.simhash, keys, cid)  # the same digest has the same simhash: once is enough
         if self.use_hints and ev.canonical and ev.canonical != ev.url:
             self.hints[ev.canonical] = cid
             self._any_hints = True
@@ -82,29 +86,35 @@ class ClusterIndex:
     def _live(self, cid: str | None) -> str | None:
         return cid if cid is not None and cid in self.clusters else None
 
-    def _near(self, sh: int) -> str | None:
+    def _near(self, sh: int, keys) -> str | None:
         """The cluster of the nearest indexed simhash within the distance (ties: smaller id)."""
         best = None
-        for key in block_keys(sh):
-            for other in self.simhashes.get(key, ()):
-                d = (sh ^ other).bit_count()
-                if d <= self.distance:
-                    cid = self._live(self.sh_cluster.get(f"{other:016x}"))
+        get, dist = self.simhashes.get, self.distance
+        for key in keys:
+            entries = get(key)
+            if entries is None:
+                continue
+            for i in range(0, len(entries), 2):
+                d = (sh ^ entries[i]).bit_count()
+                if d <= dist:
+                    cid = self._live(entries[i + 1])
                     if cid is not None and (best is None or (d, cid) < best):
                         best = (d, cid)
         return best[1] if best else None
 
-    def _index(self, sh: int, cid: str) -> None:
-        """Blocks hold bare simhashes (cheap to decode on every lookup); one more key maps a
-        simhash to its cluster."""
-        self.sh_cluster[f"{sh:016x}"] = cid
-        for key in block_keys(sh):
+    def _index(self, sh: int, keys, cid: str) -> None:
+        """Each block value lists [simhash, cluster, simhash, cluster, ...], newest last."""
+        for key in keys:
             entries = self.simhashes.get(key)
             if entries is None:
-                self.simhashes[key] = [sh]
-            elif sh not in entries:
-                entries.append(sh)
-                self.simhashes[key] = entries[-MAX_PER_BLOCK:]
+                self.simhashes[key] = [sh, cid]
+                continue
+            for i in range(0, len(entries), 2):
+                if entries[i] == sh:
+                    del entries[i : i + 2]
+                    break
+            entries += (sh, cid)
+            self.simhashes[key] = entries[-2 * MAX_PER_BLOCK :]
 
     def forget(self, cid: str, digest_of_cluster: str | None) -> None:
         """A cluster left the window: its digest no longer routes here."""

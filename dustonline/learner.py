@@ -45,6 +45,7 @@ class Stats(msgspec.Struct):
     events: int = 0
     ignored: int = 0        # non-2xx, empty payload, no content evidence
     new_urls: int = 0
+    new_clusters: int = 0
     refreshed: int = 0
     evicted_urls: int = 0
     evicted_clusters: int = 0
@@ -88,13 +89,16 @@ class OnlineLearner:
         self.K, self.card_set = L.k, L.card_set
         self.min_freq, self.min_supp, self.fpr_max = L.min_freq, L.min_supp, L.fpr_max
         self.holdout = L.holdout
-        self.index = ClusterIndex(self.store, self.cfg.clustering.simhash_distance, self.cfg.clustering.canonical_hints)
         s = self.store
-        self.urls, self.clusters = s.table("url"), s.table("cluster")
+        # URL records and the window's indexes are written once and scanned, rarely read
+        # back by key: not worth caching (created before ClusterIndex, which shares "url")
+        self.urls = s.table("url", keep=False)
+        self.by_time, self.by_arrival = s.table("url-by-time", keep=False), s.table("url-by-arrival", keep=False)
+        self.index = ClusterIndex(self.store, self.cfg.clustering.simhash_distance, self.cfg.clustering.canonical_hints)
+        self.clusters = s.table("cluster")
         self.groups, self.cands_t = s.table("group"), s.table("cand")
-        self.vform, self.vpair = s.table("vform"), s.table("vpair")
+        self.vcount = s.table("vcount")
         self.sites, self.meta = s.table("site"), s.table("meta")
-        self.by_time, self.by_arrival = s.table("url-by-time"), s.table("url-by-arrival")
         m = self.meta.get("learner") or {}
         self.clock: float = m.get("clock", 0.0)
         self.next_sweep: float | None = m.get("next_sweep")
@@ -179,8 +183,8 @@ class OnlineLearner:
         active = sum(1 for c in self._cands.values() if c.rec["status"] == ACTIVE)
         return {
             **msgspec.to_builtins(self.stats),
-            "clusters": self._count("cluster"),
-            "urls": self._count("url"),
+            "clusters": self.stats.new_clusters - self.stats.evicted_clusters,
+            "urls": self.stats.new_urls - self.stats.evicted_urls,
             "candidates": len(self._cands),
             "active_rules": active,
         }
@@ -195,9 +199,6 @@ class OnlineLearner:
             "dirty_groups": sorted(self._dirty_groups),
         }
         self.store.flush()
-
-    def _count(self, table: str) -> int:
-        return sum(1 for _ in self.store.table(table).keys())
 
     # ------------------------------------------------------------------ learning
     def _validates(self, cid: str) -> bool:
@@ -220,17 +221,22 @@ class OnlineLearner:
                 self.urls[ukey] = rec
             self.stats.refreshed += 1
             return
-        self.stats.new_urls += 1
+        st = self.stats
+        st.new_urls += 1
         cid = self.index.assign(ev)
+        validates = self._validates(cid)
         site = site_of_host(host)
         count, seq = self.sites.get(site) or (0, 0)
         self.sites[site] = [count + 1, seq + 1]
-        self.urls[ukey] = [cid, ev.ts, seq]
+        self.urls[ukey] = [cid, ev.ts, seq, validates]
         self.by_time[self._time_key(ev.ts, ukey)] = 1
         self.by_arrival[f"{site}\x00{seq:012d}"] = ukey
         cl = self.clusters.get(cid)
         if cl is None:
-            cl = {"n": 0, "rows": None, "k": 0, "hosts": [], "noise": False, "contrib": None, "digests": []}
+            # "rows" stays None while the cluster has one URL: most clusters never get a
+            # second, and the URL is enough to tokenize it later
+            cl = {"n": 0, "rows": None, "first": None, "k": 0, "hosts": [], "noise": False, "contrib": None, "digests": []}
+            st.new_clusters += 1
         cl["n"] += 1
         if ev.digest and ev.digest not in cl["digests"] and len(cl["digests"]) < 8:
             cl["digests"].append(ev.digest)
@@ -242,21 +248,26 @@ class OnlineLearner:
             cl["k"] += 1
             if host not in cl["hosts"]:
                 cl["hosts"].append(host)
-            if self._trains(cid):  # a validation-only cluster never needs its consensus
-                cons = Consensus(cl["rows"]) if cl["rows"] else None
-                cl["rows"] = add_url(cons, ev.url).rows
-                self.stats.alignments += cl["k"] > 1
-                changed = cl["k"] > 1
+            if self.holdout <= 0 or not validates:  # a validation-only cluster needs no consensus
+                if cl["k"] == 1:
+                    cl["first"] = ev.url
+                else:
+                    rows = cl["rows"]
+                    cons = Consensus(rows) if rows else Consensus.of_url(cl["first"])
+                    cl["rows"] = add_url(cons, ev.url).rows
+                    cl["first"] = None
+                    st.alignments += 1
+                    changed = True
         if changed:
             self._dirty_clusters.add(cid)
         self.clusters[cid] = cl
-        if self._validates(cid):
+        if validates:
             self._count_url(ev.url, host, cid, +1, out)
 
     def _set_contribution(self, cid: str, cl: dict) -> bool:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = None
-        if not cl["noise"] and cl["n"] >= 2 and cl["k"] >= 2 and self._trains(cid):
+        if not cl["noise"] and cl["n"] >= 2 and cl["k"] >= 2 and cl["rows"]:
             parts = parts_of(Consensus(cl["rows"]), self.cfg.learning.max_noise)
             if parts is not None:
                 new = contribution(parts, cl["hosts"], self.cfg.learning.generalize)
@@ -393,10 +404,12 @@ class OnlineLearner:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
         a candidate appeared, changed, or gained or lost hosts."""
         cand = self._cands[rid]
+        cut = None
         for h in hosts:
-            for ukey, (cid, *_rest) in list(self.urls.items(h + "\x00")):
-                if self._validates(cid):
-                    self._count_one(cand, ukey.split("\x00", 1)[1], cid, delta)
+            cut = len(h) + 1
+            for ukey, rec in list(self.urls.items(h + "\x00")):
+                if rec[3]:
+                    self._count_one(cand, ukey[cut:], rec[0], delta)
         self.cands_t[rid] = cand.rec
 
     def _count_one(self, cand: _Cand, url: str, cid: str, delta: int) -> bool:
@@ -406,9 +419,11 @@ class OnlineLearner:
             return False
         rec = cand.rec
         fkey = self._count_prefix(rec) + form
-        pkey = fkey + "\x00" + cid
-        n = self.vform.get(fkey, 0)
-        k = self.vpair.get(pkey, 0)
+        entry = self.vcount.get(fkey)  # [URLs with this form, {cluster: those of them in it}]
+        if entry is None:
+            entry = [0, {}]
+        n, per = entry
+        k = per.get(cid, 0)
         if delta > 0:
             rec["nsupp"] += n
             rec["nci"] += k
@@ -417,14 +432,15 @@ class OnlineLearner:
             n, k = n - 1, k - 1
             rec["nsupp"] -= n
             rec["nci"] -= k
-        if n > 0:
-            self.vform[fkey] = n
-        else:
-            self.vform.pop(fkey)
         if k > 0:
-            self.vpair[pkey] = k
+            per[cid] = k
         else:
-            self.vpair.pop(pkey)
+            per.pop(cid, None)
+        if n > 0:
+            entry[0] = n
+            self.vcount[fkey] = entry
+        else:
+            self.vcount.pop(fkey)
         return True
 
     @staticmethod
@@ -436,8 +452,7 @@ class OnlineLearner:
         prefix = self._count_prefix(rec)
         rec["epoch"] += 1
         rec["nsupp"] = rec["nci"] = 0
-        self.vform.drop_prefix(prefix)
-        self.vpair.drop_prefix(prefix)
+        self.vcount.drop_prefix(prefix)
 
     # ------------------------------------------------------------------ status
     def _valid(self, rec: dict) -> bool:
@@ -473,9 +488,10 @@ class OnlineLearner:
     # ------------------------------------------------------------------ redundancy (Alg. 6)
     def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
         for h in hosts:
-            for ukey, (cid, *_rest) in self.urls.items(h + "\x00"):
-                if self._validates(cid):
-                    yield ukey.split("\x00", 1)[1], h
+            cut = len(h) + 1
+            for ukey, rec in self.urls.items(h + "\x00"):
+                if rec[3]:
+                    yield ukey[cut:], h
 
     def _refines(self, r1: str, r2: str) -> bool:
         c1 = self._cands[r1]
@@ -564,7 +580,7 @@ class OnlineLearner:
             self.sites[site] = [count - 1, seq]
         else:
             self.sites.pop(site)
-        if self._validates(cid):
+        if rec[3]:
             self._count_url(url, host, cid, -1, out)
         cl = self.clusters.get(cid)
         if cl is None:
