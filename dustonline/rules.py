@@ -9,6 +9,7 @@ percent-encoding), so keys are comparable whichever way they were made.
 
 from __future__ import annotations
 
+import operator
 import re
 from pathlib import Path
 from typing import IO, Iterable, Iterator
@@ -41,9 +42,11 @@ class RuleError(ValueError):
 
 
 class CompiledRule:
-    """Context compiled once, transformation pre-split into literals and group numbers."""
+    """Context compiled once; the transformation becomes a %-format over the groups it
+    uses, so applying a rule is one full match and one format (the learner calls this for
+    every validation URL against every candidate of its host)."""
 
-    __slots__ = ("rule", "match", "parts", "ngroups")
+    __slots__ = ("rule", "fullmatch", "ngroups", "_fmt", "_pick")
 
     def __init__(self, rule: Rule):
         self.rule = rule
@@ -51,20 +54,30 @@ class CompiledRule:
             rx = re.compile(rule.context)
         except re.error as e:
             raise RuleError(f"rule {rule.id}: bad context regex: {e}") from None
-        self.match = rx.match
+        # the whole URL must match, with backtracking into alternatives as needed: the
+        # semantics of Java's Matcher.matches() and RE2's FullMatch
+        self.fullmatch = rx.fullmatch
         self.ngroups = rx.groups
         try:
-            self.parts = parse_transformation(rule.transformation, rx.groups)
+            parts = parse_transformation(rule.transformation, rx.groups)
         except ValueError as e:
             raise RuleError(f"rule {rule.id}: {e}") from None
+        self._fmt = "".join("%s" if isinstance(p, int) else p.replace("%", "%%") for p in parts)
+        refs = [p - 1 for p in parts if isinstance(p, int)]
+        if not refs:
+            self._pick = lambda g: ()
+        elif len(refs) == 1:
+            i = refs[0]
+            self._pick = lambda g: (g[i],)
+        else:
+            self._pick = operator.itemgetter(*refs)
 
     def apply(self, url: str) -> str | None:
         """The rule's output for ``url``, or None when the context does not match it."""
-        m = self.match(url)
-        if m is None or m.end() != len(url):
+        m = self.fullmatch(url)
+        if m is None:
             return None
-        g = m.groups()
-        return "".join(p if p.__class__ is str else (g[p - 1] or "") for p in self.parts)
+        return self._fmt % self._pick(m.groups(""))
 
 
 def parse_transformation(t: str, ngroups: int) -> list[str | int]:

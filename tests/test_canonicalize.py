@@ -95,3 +95,20 @@ def test_upsert_respects_versions_and_retirement():
     newer = Rule(**{**{f: getattr(WWW, f) for f in WWW.__struct_fields__}, "version": 2, "status": "retired"})
     assert rs.upsert(newer) and len(rs) == 0
     assert rs.canonicalize("http://www.a.com/news/7") == "http://www.a.com/news/7"
+
+
+def test_context_must_match_the_whole_url_with_backtracking():
+    """Full-match semantics (Java's matches(), RE2's FullMatch): an alternative that stops
+    short is backtracked into, and a context that only matches a prefix does not apply."""
+    alt = Rule(id="r-alt", hosts=["a.com"], context=r"http\:\/\/a\.com\/(?:p|pa)ge\/([0-9]+)",
+               transformation="http://a.com/page/$1")
+    rs = RuleSet([alt])
+    assert rs.explain("http://a.com/page/7")[0] is alt
+    assert rs.explain("http://a.com/pge/7")[0] is alt
+    assert rs.explain("http://a.com/page/7/more")[0] is None
+    ext = Rule(id="r-ext", hosts=["a.com"], context=r"http\:\/\/a\.com\/([0-9]+)(?:\.htm|\.html)",
+               transformation="http://a.com/$1")
+    assert RuleSet([ext]).canonicalize("http://a.com/7.html") == "http://a.com/7"
+    pct = Rule(id="r-pct", hosts=["a.com"], context=r"http\:\/\/a\.com\/x\%20([0-9]+)(y)?",
+               transformation="http://a.com/%$1$2$$")
+    assert RuleSet([pct]).canonicalize("http://a.com/x%2012") == "http://a.com/%12$"
