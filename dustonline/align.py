@@ -73,7 +73,7 @@ def _token_key(t: str) -> tuple:
     if k is None:
         low = t.lower()
         k = (frozenset((low,)), _TYPE_BITS[token_type(low)], low)
-        if len(_TOKEN_KEYS) < 1 << 18:
+        if len(_TOKEN_KEYS) < 1 << 16:
             _TOKEN_KEYS[t] = k
     return k
 
@@ -85,7 +85,12 @@ def _keys(c: Consensus) -> list[tuple]:
     if len(rows) == 1:
         return [_token_key(t) for t in rows[0]]
     out = []
+    nrows = len(rows)
     for col in zip(*rows):
+        t0 = col[0]
+        if t0 and col.count(t0) == nrows:  # the common case: an invariant column
+            out.append(_token_key(t0))
+            continue
         toks = set(col)
         toks.discard(GAP)
         if len(toks) == 1:
@@ -131,29 +136,35 @@ def align(x: Consensus, y: Consensus) -> tuple[float, Consensus]:
     while p < lim and xk[p][2] is not None and xk[p][2] == yk[p][2]:
         p += 1
     mm, nn = m - s - p, n - s - p
-    S = [[0.0] * (nn + 1) for _ in range(mm + 1)]
-    sf_rows = [None]
     ymid = yk[p : p + nn]
-    for i in range(1, mm + 1):
-        xi = xk[p + i - 1]
+    ysingle = [yj[2] for yj in ymid]
+    ytypes = [yj[1] for yj in ymid]
+    prev = [0.0] * (nn + 1)
+    S = [prev]
+    sf_rows: list = [None]
+    for i in range(p, p + mm):
+        xi = xk[i]
         xs, xt = xi[2], xi[1]
-        prev, cur = S[i - 1], S[i]
-        sfr = [0.0] * (nn + 1)
-        for j in range(1, nn + 1):
-            yj = ymid[j - 1]
-            if not (xt & yj[1]):
-                v = -1.0
-            elif xs is not None and yj[2] is not None:
-                v = 1.0 if xs == yj[2] else 0.0
-            else:
-                v = score(xi, yj)
-            sfr[j] = v
-            d = prev[j - 1] + v
-            l = cur[j - 1]
-            best = d if d >= l else l
-            u = prev[j]
-            cur[j] = best if best >= u else u
-        sf_rows.append(sfr)
+        if xs is not None:  # most columns hold one token: Eq. 4.1 is then 1 / 0 / -1
+            sfr = [
+                -1.0 if not (xt & yt) else (1.0 if xs == ys else 0.0) if ys is not None else score(xi, yj)
+                for ys, yt, yj in zip(ysingle, ytypes, ymid)
+            ]
+        else:
+            sfr = [score(xi, yj) if xt & yj[1] else -1.0 for yj in ymid]
+        cur = [0.0]
+        left = 0.0
+        for pd, pu, v in zip(prev, prev[1:], sfr):  # prev[j-1], prev[j], score(i, j)
+            d = pd + v
+            if left > d:
+                d = left
+            if pu > d:
+                d = pu
+            cur.append(d)
+            left = d
+        S.append(cur)
+        sf_rows.append([0.0] + sfr)
+        prev = cur
     pairs: list[tuple[int, int]] = []  # full 1-based (i, j); 0 = gap on that side
     i, j = mm, nn
     while i > 0 and j > 0:

@@ -38,8 +38,10 @@ def block_keys(simhash: int) -> tuple[str, str, str, str]:
 class ClusterIndex:
     def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True):
         self.digests = store.table("digest")
-        self.simhashes = store.table("simhash")
-        self.hints = store.table("hint")
+        # block values are mostly read back within the same event (look up, then index);
+        # hints are looked up once per new URL, and a miss is never asked again
+        self.simhashes = store.table("simhash", cache_entries=20_000)
+        self.hints = store.table("hint", keep=False)
         self.urls = store.table("url")
         self.clusters = store.table("cluster")
         self.distance = simhash_distance

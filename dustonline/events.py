@@ -31,10 +31,12 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
 
     @property
     def teaches(self) -> bool:
-        """Only successful fetches with real content may put URLs in one cluster."""
+        """Only successful fetches with real content may put URLs in one cluster (and
+        never a URL with NUL in it, which readers reject and learner state uses as a
+        separator, should an event be built by hand)."""
         return 200 <= self.status < 300 and self.digest != EMPTY_DIGEST and (
             self.digest is not None or self.simhash is not None or self.canonical is not None
-        )
+        ) and "\x00" not in self.url
 
     def to_json(self) -> dict[str, Any]:
         d = msgspec.to_builtins(self)

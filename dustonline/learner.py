@@ -53,6 +53,20 @@ class Stats(msgspec.Struct):
     rule_changes: int = 0
 
 
+class ClusterRec(msgspec.Struct, array_like=True, gc=False):
+    """A dup-cluster as stored. A struct, not a dict: the read cache holds many of these
+    (a tenth of the memory), and they hold no cycles, so the collector need not track them."""
+
+    n: int = 0                    # URLs in the window
+    rows: list[str] | None = None # aligned sample, one packed row per URL (_pack)
+    first: str | None = None      # the only URL while k == 1
+    k: int = 0                    # URLs sampled (<= K)
+    hosts: list[str] = []
+    noise: bool = False
+    contrib: Contribution | None = None
+    digests: list[str] = []
+
+
 class _Cand:
     """A candidate rule in memory: its stored record plus the compiled matcher."""
 
@@ -91,11 +105,12 @@ class OnlineLearner:
         self.holdout = L.holdout
         s = self.store
         # URL records and the window's indexes are written once and scanned, rarely read
-        # back by key: not worth caching (created before ClusterIndex, which shares "url")
+        # back by key: not worth caching. (Created before ClusterIndex, which shares "url"
+        # and "cluster": the first to open a table sets its policy.)
         self.urls = s.table("url", keep=False)
         self.by_time, self.by_arrival = s.table("url-by-time", keep=False), s.table("url-by-arrival", keep=False)
+        self.clusters = s.table("cluster", type=ClusterRec)
         self.index = ClusterIndex(self.store, self.cfg.clustering.simhash_distance, self.cfg.clustering.canonical_hints)
-        self.clusters = s.table("cluster")
         self.groups, self.cands_t = s.table("group"), s.table("cand")
         self.vcount = s.table("vcount")
         self.sites, self.meta = s.table("site"), s.table("meta")
@@ -235,27 +250,27 @@ class OnlineLearner:
         if cl is None:
             # "rows" stays None while the cluster has one URL: most clusters never get a
             # second, and the URL is enough to tokenize it later
-            cl = {"n": 0, "rows": None, "first": None, "k": 0, "hosts": [], "noise": False, "contrib": None, "digests": []}
+            cl = ClusterRec()
             st.new_clusters += 1
-        cl["n"] += 1
-        if ev.digest and ev.digest not in cl["digests"] and len(cl["digests"]) < 8:
-            cl["digests"].append(ev.digest)
+        cl.n += 1
+        if ev.digest and ev.digest not in cl.digests and len(cl.digests) < 8:
+            cl.digests.append(ev.digest)
         L = self.cfg.learning
         changed = False
-        if not cl["noise"] and cl["n"] > L.max_cluster_urls:
-            cl["noise"] = changed = True
-        elif not cl["noise"] and cl["k"] < self.K:
-            cl["k"] += 1
-            if host not in cl["hosts"]:
-                cl["hosts"].append(host)
+        if not cl.noise and cl.n > L.max_cluster_urls:
+            cl.noise = changed = True
+        elif not cl.noise and cl.k < self.K:
+            cl.k += 1
+            if host not in cl.hosts:
+                cl.hosts.append(host)
             if self.holdout <= 0 or not validates:  # a validation-only cluster needs no consensus
-                if cl["k"] == 1:
-                    cl["first"] = ev.url
+                if cl.k == 1:
+                    cl.first = ev.url
                 else:
-                    rows = cl["rows"]
-                    cons = Consensus(rows) if rows else Consensus.of_url(cl["first"])
-                    cl["rows"] = add_url(cons, ev.url).rows
-                    cl["first"] = None
+                    rows = cl.rows
+                    cons = _unpack(rows) if rows else Consensus.of_url(cl.first)
+                    cl.rows = _pack(add_url(cons, ev.url))
+                    cl.first = None
                     st.alignments += 1
                     changed = True
         if changed:
@@ -267,14 +282,14 @@ class OnlineLearner:
     def _set_contribution(self, cid: str, cl: dict) -> bool:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = None
-        if not cl["noise"] and cl["n"] >= 2 and cl["k"] >= 2 and cl["rows"]:
-            parts = parts_of(Consensus(cl["rows"]), self.cfg.learning.max_noise)
+        if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
+            parts = parts_of(_unpack(cl.rows), self.cfg.learning.max_noise)
             if parts is not None:
-                new = contribution(parts, cl["hosts"], self.cfg.learning.generalize)
-        old = msgspec.convert(cl["contrib"], Contribution) if cl["contrib"] is not None else None
+                new = contribution(parts, cl.hosts, self.cfg.learning.generalize)
+        old = cl.contrib
         if _same(old, new):
             return False
-        cl["contrib"] = msgspec.to_builtins(new) if new is not None else None
+        cl.contrib = new
         if old is not None:
             self._dirty_groups.add(self._group_apply(old, -1))
         if new is not None:
@@ -419,11 +434,17 @@ class OnlineLearner:
             return False
         rec = cand.rec
         fkey = self._count_prefix(rec) + form
-        entry = self.vcount.get(fkey)  # [URLs with this form, {cluster: those of them in it}]
+        entry = self.vcount.get(fkey)  # [URLs with this form, cluster, its URLs, cluster, ...]
         if entry is None:
-            entry = [0, {}]
-        n, per = entry
-        k = per.get(cid, 0)
+            entry = [0]
+        n = entry[0]
+        for at in range(1, len(entry), 2):
+            if entry[at] == cid:
+                k = entry[at + 1]
+                break
+        else:
+            at, k = len(entry), 0
+            entry += (cid, 0)
         if delta > 0:
             rec["nsupp"] += n
             rec["nci"] += k
@@ -432,12 +453,12 @@ class OnlineLearner:
             n, k = n - 1, k - 1
             rec["nsupp"] -= n
             rec["nci"] -= k
-        if k > 0:
-            per[cid] = k
-        else:
-            per.pop(cid, None)
         if n > 0:
             entry[0] = n
+            if k > 0:
+                entry[at + 1] = k
+            else:
+                del entry[at : at + 2]
             self.vcount[fkey] = entry
         else:
             self.vcount.pop(fkey)
@@ -585,11 +606,11 @@ class OnlineLearner:
         cl = self.clusters.get(cid)
         if cl is None:
             return
-        cl["n"] -= 1
-        if cl["n"] <= 0:
-            if cl["contrib"] is not None:
-                self._dirty_groups.add(self._group_apply(msgspec.convert(cl["contrib"], Contribution), -1))
-            for d in cl["digests"]:
+        cl.n -= 1
+        if cl.n <= 0:
+            if cl.contrib is not None:
+                self._dirty_groups.add(self._group_apply(cl.contrib, -1))
+            for d in cl.digests:
                 self.index.forget(cid, d)
             self.clusters.pop(cid)
             self._dirty_clusters.discard(cid)
@@ -597,6 +618,16 @@ class OnlineLearner:
             return
         self._dirty_clusters.add(cid)
         self.clusters[cid] = cl
+
+
+def _pack(cons: Consensus) -> list[str]:
+    """A consensus row as one string (NUL never occurs in an accepted URL; a gap is the
+    empty token): a cached cluster costs one string per row, not one per token."""
+    return ["\x00".join(row) for row in cons.rows]
+
+
+def _unpack(rows: list[str]) -> Consensus:
+    return Consensus([row.split("\x00") for row in rows])
 
 
 def _same(a: Contribution | None, b: Contribution | None) -> bool:

@@ -31,9 +31,9 @@ class Table:
     ``_cache``; write-mostly tables (URL records, time indexes) keep nothing after a
     flush, so memory holds what is hot rather than everything ever written."""
 
-    __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at")
+    __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at", "_decode")
 
-    def __init__(self, backend: "_Backend", name: str, cache_entries: int, keep: bool = True):
+    def __init__(self, backend: "_Backend", name: str, cache_entries: int, keep: bool = True, type: Any = None):
         self._b = backend
         self._prefix = name.encode() + b"\x00"
         self._pending: dict[str, Any] = {}
@@ -41,6 +41,7 @@ class Table:
         self._cap = cache_entries
         self._keep = keep
         self._flush_at = max(1, min(cache_entries, 20_000))
+        self._decode = msgspec.msgpack.Decoder(type).decode if type is not None else _dec.decode
 
     def get(self, key: str, default: Any = None) -> Any:
         v = self._pending.get(key, _MISSING)
@@ -48,7 +49,7 @@ class Table:
             v = self._cache.get(key, _MISSING)
             if v is _MISSING:
                 raw = self._b.get(self._prefix + key.encode())
-                v = _DELETED if raw is None else _dec.decode(raw)
+                v = _DELETED if raw is None else self._decode(raw)
                 if self._keep:
                     cache = self._cache
                     if len(cache) >= self._cap:
@@ -113,7 +114,7 @@ class Table:
         self.flush()
         full = self._prefix + prefix.encode()
         cut = len(self._prefix)
-        dec = _dec.decode
+        dec = self._decode
         for k, raw in self._b.scan(full):
             yield k[cut:].decode(), dec(raw)
 
@@ -233,12 +234,15 @@ class Store:
         self._cache_entries = cache_entries
         self._cleanup = cleanup
 
-    def table(self, name: str, keep: bool = True) -> Table:
-        """The table ``name``; ``keep=False`` for tables mostly written and scanned, whose
-        entries are not worth caching once written."""
+    def table(self, name: str, keep: bool = True, cache_entries: int | None = None, type: Any = None) -> Table:
+        """The table ``name``. ``keep=False`` for tables mostly written and scanned, whose
+        entries are not worth caching once written; ``cache_entries`` below the store's
+        for tables whose entries are rarely read twice; ``type`` (a msgspec type) to
+        decode values into instead of plain lists and dicts. The first call decides."""
         t = self._tables.get(name)
         if t is None:
-            t = self._tables[name] = Table(self._b, name, self._cache_entries, keep)
+            cap = self._cache_entries if cache_entries is None else min(cache_entries, self._cache_entries)
+            t = self._tables[name] = Table(self._b, name, cap, keep, type)
         return t
 
     def flush(self) -> None:
