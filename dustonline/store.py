@@ -234,14 +234,17 @@ class Store:
         self._cache_entries = cache_entries
         self._cleanup = cleanup
 
-    def table(self, name: str, keep: bool = True, cache_entries: int | None = None, type: Any = None) -> Table:
+    def table(self, name: str, keep: bool = True, cache_entries: int | None = None, type: Any = None,
+              exact_cap: bool = False) -> Table:
         """The table ``name``. ``keep=False`` for tables mostly written and scanned, whose
         entries are not worth caching once written; ``cache_entries`` below the store's
         for tables whose entries are rarely read twice; ``type`` (a msgspec type) to
-        decode values into instead of plain lists and dicts. The first call decides."""
+        decode values into instead of plain lists and dicts; ``exact_cap`` to cache
+        ``cache_entries`` even above the store's setting (a table of bounded key space).
+        The first call decides."""
         t = self._tables.get(name)
         if t is None:
-            cap = self._cache_entries if cache_entries is None else min(cache_entries, self._cache_entries)
+            cap = self._cache_entries if cache_entries is None else cache_entries if exact_cap else min(cache_entries, self._cache_entries)
             t = self._tables[name] = Table(self._b, name, cap, keep, type)
         return t
 
