@@ -33,14 +33,15 @@ class Table:
 
     __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at", "_decode")
 
-    def __init__(self, backend: "_Backend", name: str, cache_entries: int, keep: bool = True, type: Any = None):
+    def __init__(self, backend: "_Backend", name: str, cache_entries: int, keep: bool = True, type: Any = None,
+                 flush_at: int | None = None):
         self._b = backend
         self._prefix = name.encode() + b"\x00"
         self._pending: dict[str, Any] = {}
         self._cache: dict[str, Any] = {}
         self._cap = cache_entries
         self._keep = keep
-        self._flush_at = max(1, min(cache_entries, 20_000))
+        self._flush_at = max(1, flush_at or min(cache_entries, 20_000))
         self._decode = msgspec.msgpack.Decoder(type).decode if type is not None else _dec.decode
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -235,17 +236,18 @@ class Store:
         self._cleanup = cleanup
 
     def table(self, name: str, keep: bool = True, cache_entries: int | None = None, type: Any = None,
-              exact_cap: bool = False) -> Table:
+              exact_cap: bool = False, flush_at: int | None = None) -> Table:
         """The table ``name``. ``keep=False`` for tables mostly written and scanned, whose
         entries are not worth caching once written; ``cache_entries`` below the store's
         for tables whose entries are rarely read twice; ``type`` (a msgspec type) to
         decode values into instead of plain lists and dicts; ``exact_cap`` to cache
-        ``cache_entries`` even above the store's setting (a table of bounded key space).
-        The first call decides."""
+        ``cache_entries`` even above the store's setting (a table of bounded key space);
+        ``flush_at`` pending writes before they go to the backend (default: 20,000 or
+        the cache size), larger to coalesce rewrites of hot keys. The first call decides."""
         t = self._tables.get(name)
         if t is None:
             cap = self._cache_entries if cache_entries is None else cache_entries if exact_cap else min(cache_entries, self._cache_entries)
-            t = self._tables[name] = Table(self._b, name, cap, keep, type)
+            t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at)
         return t
 
     def flush(self) -> None:
