@@ -52,7 +52,7 @@ class Input(_Section):
 
 
 class Storage(_Section):
-    cache_entries: int = 200_000  # write-back cache in front of RocksDB, per table
+    cache_entries: int = 200_000  # read cache in front of RocksDB, per table (writes are buffered apart)
 
 
 class Config(_Section):

@@ -1,9 +1,9 @@
 """Learner state behind a small interface: named tables of str -> msgpack-able values.
 
 Dict-like on purpose: a Faust worker maps each table onto a Faust ``Table`` (RocksDB
-with a changelog topic) without the core knowing. Both backends here share one write-back
-cache, so a unit test on the memory backend sees the same copy semantics as RocksDB:
-a value read and mutated is not stored until it is assigned back.
+with a changelog topic) without the core knowing. Both backends here share one write
+buffer and read cache, so a unit test on the memory backend sees the same copy semantics
+as RocksDB: a value read and mutated is not stored until it is assigned back.
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""The state layer: write buffer, read cache and their policies, on both backends."""
+
+import msgspec
+import pytest
+
+from dustonline.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
+from dustonline.events import FetchEvent
+from dustonline.store import memory_store, rocks_store
+
+
+class Rec(msgspec.Struct, array_like=True):
+    n: int
+    tags: list[str] = []
+
+
+@pytest.fixture(params=["memory", "rocks"])
+def store(request, tmp_path):
+    s = memory_store(8) if request.param == "memory" else rocks_store(tmp_path / "db", cache_entries=8)
+    yield s
+    s.close()
+
+
+def test_reads_see_buffered_writes_and_deletes(store):
+    t = store.table("t")
+    t["a"] = [1]
+    assert t.get("a") == [1] and "a" in t
+    del t["a"]
+    assert t.get("a") is None and "a" not in t
+    t["b"] = 2
+    t.flush()
+    assert t["b"] == 2 and t.pop("b") == 2 and t.get("b", "gone") == "gone"
+
+
+def test_uncached_table_reads_back_from_the_backend(store):
+    t = store.table("u", keep=False)
+    for i in range(50):
+        t[f"k{i:03d}"] = [i]
+    store.flush()
+    assert len(t._cache) == 0 and len(t._pending) == 0
+    assert t.get("k007") == [7] and len(t._cache) == 0
+    assert [k for k in t.keys("k00")] == [f"k00{i}" for i in range(10)]
+
+
+def test_cache_is_bounded_and_evicted_entries_come_back(store):
+    t = store.table("c")
+    for i in range(100):
+        t[f"k{i:03d}"] = i
+    store.flush()
+    for i in range(100):
+        assert t.get(f"k{i:03d}") == i
+    assert len(t._cache) <= 8
+
+
+def test_typed_table_decodes_structs(store):
+    t = store.table("typed", type=Rec)
+    t["x"] = Rec(3, ["a"])
+    store.flush()
+    t._cache.clear()
+    got = t["x"]
+    assert isinstance(got, Rec) and got == Rec(3, ["a"])
+
+
+def test_flush_at_coalesces_rewrites_of_hot_keys(store):
+    t = store.table("hot", cache_entries=4, exact_cap=True, flush_at=1000)
+    writes = []
+    real = store._b.write
+    store._b.write = lambda puts, dels: (writes.append(len(puts)), real(puts, dels))
+    for i in range(500):
+        t[f"k{i % 4}"] = i
+    assert writes == []  # nothing reached the backend yet: 4 pending keys
+    store.flush()
+    assert writes[0] == 4
+
+
+def test_find8_only_matches_whole_aligned_items():
+    packed = bytes([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+    assert _find8(packed, bytes([8, 9, 10, 11, 12, 13, 14, 15])) == 8
+    assert _find8(packed, bytes([1, 2, 3, 4, 5, 6, 7, 8])) == -1
+
+
+def test_simhash_blocks_keep_the_newest_and_find_near_duplicates(store):
+    idx = ClusterIndex(store)
+    base = 0x0123_4567_89AB_CDEF
+    first = idx.assign(FetchEvent(url="http://a.com/1", ts=1.0, digest="sha1:A", simhash=base))
+    store.table("cluster")[first] = {"n": 1}
+    # re-indexing the same simhash moves it to the end instead of duplicating it
+    for i in range(MAX_PER_BLOCK + 5):
+        other = base ^ (0xFFFF << 16) ^ (i << 32)  # shares block 0 with base, differs elsewhere
+        idx.assign(FetchEvent(url=f"http://a.com/o{i}", ts=2.0, digest=f"sha1:O{i}", simhash=other))
+    packed = store.table("simhash").get("0:cdef")
+    assert len(packed) == 8 * MAX_PER_BLOCK  # capped; base aged out of block 0
+    near = idx.assign(FetchEvent(url="http://a.com/1?x", ts=3.0, digest="sha1:B", simhash=base ^ 0b111))
+    assert near == first  # still found through its other three blocks
