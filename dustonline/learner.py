@@ -55,7 +55,8 @@ class Stats(msgspec.Struct):
 
 class ClusterRec(msgspec.Struct, array_like=True, gc=False):
     """A dup-cluster as stored. A struct, not a dict: the read cache holds many of these
-    (a tenth of the memory), and they hold no cycles, so the collector need not track them."""
+    (slots instead of a hash table each), and they hold no cycles, so the collector need
+    not track them."""
 
     n: int = 0                    # URLs in the window
     rows: list[str] | None = None # aligned sample, one packed row per URL (_pack)
@@ -279,7 +280,7 @@ class OnlineLearner:
         if validates:
             self._count_url(ev.url, host, cid, +1, out)
 
-    def _set_contribution(self, cid: str, cl: dict) -> bool:
+    def _set_contribution(self, cid: str, cl: ClusterRec) -> bool:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = None
         if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
@@ -419,7 +420,6 @@ class OnlineLearner:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
         a candidate appeared, changed, or gained or lost hosts."""
         cand = self._cands[rid]
-        cut = None
         for h in hosts:
             cut = len(h) + 1
             for ukey, rec in list(self.urls.items(h + "\x00")):
