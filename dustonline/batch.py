@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .align import linear_alignment, progressive_alignment
-from .clusters import ClusterIndex
+from .clusters import ClusterIndex, url_key
 from .config import Config
 from .events import FetchEvent
 from .generalize import Group, contribution
@@ -35,7 +35,7 @@ def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[
     for ev in events:
         if not ev.teaches:
             continue
-        key = host_of(ev.url) + "\x00" + ev.url
+        key = url_key(host_of(ev.url), ev.url)
         if key in urls:
             continue
         cid = index.assign(ev)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 from .events import FetchEvent
-from .store import Store
+from .store import Store, Table
 from .urls import host_of
 
 BLOCKS = 4
@@ -49,7 +49,10 @@ def block_keys(simhash: int) -> tuple[str, str, str, str]:
 
 
 class ClusterIndex:
-    def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True):
+    def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True,
+                 urls: Table | None = None, clusters: Table | None = None):
+        """``urls`` and ``clusters`` are the owner's tables, shared with the index (it only
+        reads them), so the owner's cache policy and record type hold for both."""
         self.digests = store.table("digest")
         # Every new page looks up and rewrites its four blocks: all 4 x 65536 block values
         # stay cached, packed 8 bytes per simhash (about 55 MB at a million pages), and
@@ -59,8 +62,8 @@ class ClusterIndex:
         self.simhashes = store.table("simhash", cache_entries=space, exact_cap=True, flush_at=space)
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
         self.hints = store.table("hint", keep=False)
-        self.urls = store.table("url")
-        self.clusters = store.table("cluster")
+        self.urls = urls if urls is not None else store.table("url")
+        self.clusters = clusters if clusters is not None else store.table("cluster")
         self.distance = simhash_distance
         self.use_hints = canonical_hints
         self._any_hints = next(iter(self.hints.keys()), None) is not None

@@ -36,7 +36,7 @@ from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
 from .urls import host_of, site_of_host
-from .validation import refines
+from .validation import fpr, refines
 
 CANDIDATE, REDUNDANT = "candidate", "redundant"
 
@@ -86,7 +86,7 @@ def _as_rule(rec: dict) -> Rule:
         context=rec["context"],
         transformation=rec["transformation"],
         support=nsupp,
-        fpr=round(1.0 - nci / nsupp, 6) if nsupp else 0.0,
+        fpr=round(fpr(nsupp, nci), 6),
         freq=rec["freq"],
         version=rec["version"],
         status=ACTIVE if rec["status"] == ACTIVE else RETIRED,
@@ -106,12 +106,12 @@ class OnlineLearner:
         self.holdout = L.holdout
         s = self.store
         # URL records and the window's indexes are written once and scanned, rarely read
-        # back by key: not worth caching. (Created before ClusterIndex, which shares "url"
-        # and "cluster": the first to open a table sets its policy.)
+        # back by key: not worth caching
         self.urls = s.table("url", keep=False)
         self.by_time, self.by_arrival = s.table("url-by-time", keep=False), s.table("url-by-arrival", keep=False)
         self.clusters = s.table("cluster", type=ClusterRec)
-        self.index = ClusterIndex(self.store, self.cfg.clustering.simhash_distance, self.cfg.clustering.canonical_hints)
+        C = self.cfg.clustering
+        self.index = ClusterIndex(s, C.simhash_distance, C.canonical_hints, urls=self.urls, clusters=self.clusters)
         self.groups, self.cands_t = s.table("group"), s.table("cand")
         self.vcount = s.table("vcount")
         self.sites, self.meta = s.table("site"), s.table("meta")
@@ -478,7 +478,7 @@ class OnlineLearner:
     # ------------------------------------------------------------------ status
     def _valid(self, rec: dict) -> bool:
         nsupp = rec["nsupp"]
-        return rec["freq"] >= self.min_freq and nsupp >= self.min_supp and 1.0 - rec["nci"] / nsupp <= self.fpr_max + 1e-12
+        return rec["freq"] >= self.min_freq and nsupp >= self.min_supp and fpr(nsupp, rec["nci"]) <= self.fpr_max + 1e-12
 
     def _evaluate(self, rid: str, out: list[Rule], changed: bool = False) -> None:
         rec = self._cands[rid].rec

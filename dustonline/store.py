@@ -176,13 +176,13 @@ class _RocksBackend(_Backend):
         opts = Options(raw_mode=True)
         opts.create_if_missing(True)
         opts.increase_parallelism(max(1, os.cpu_count() or 1))
+        # Most lookups are for keys not written yet (a new URL, digest, form): bloom
+        # filters on the files and on the memtable answer those without a search
+        # (measured, memtable filter: a miss 6 -> 3 us in a learner run).
         table = BlockBasedOptions()
-        table.set_bloom_filter(10, False)  # most lookups are for keys not stored yet
+        table.set_bloom_filter(10, False)
         table.set_block_cache(Cache(64 << 20))
         opts.set_block_based_table_factory(table)
-        # most lookups are for keys not written yet (a new URL, digest, form): a bloom
-        # filter over the memtable answers those without walking it (measured: a miss
-        # 6 -> 3 us in a learner run)
         opts.set_memtable_prefix_bloom_ratio(0.1)
         opts.set_memtable_whole_key_filtering(True)
         self.db = Rdict(path, opts)
