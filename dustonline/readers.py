@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import msgspec
 
-from .events import DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, event_from_dict, parse_ts
+from .events import (DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, check_url, event_from_dict, normalize_digest,
+                     parse_simhash, parse_ts)
 
 FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj")
 
@@ -95,6 +96,51 @@ def _from_kafka(d: dict) -> dict:
         "digest": d.get("content_digest"),
         "length": d.get("size"),
     }
+
+
+class _Wire(msgspec.Struct):
+    """The §2 event as it usually arrives: decoding straight into this skips the dict and
+    most of the checks. Anything it does not fit (a string ``ts``, a Kafka feed message,
+    bad JSON) takes the general path, which names the reason."""
+
+    url: str
+    ts: float
+    status: int = 200
+    digest: str | None = None
+    simhash: str | None = None
+    canonical: str | None = None
+    length: int | None = None
+
+
+def _fast_jsonl(max_url_length: int) -> Callable[[bytes], FetchEvent | None]:
+    """A parser for the common case: a FetchEvent, or None to send the line down the
+    general path (``event_from_dict``), which accepts exactly the same events
+    (tests/test_readers.py checks that the two agree)."""
+    decode = msgspec.json.Decoder(_Wire).decode
+
+    def parse(line: bytes) -> FetchEvent | None:
+        try:
+            w = decode(line)
+            ts, status = w.ts, w.status
+            if not (0.0 <= ts <= 1e11 and -9999 <= status <= 999):
+                return None
+            url = check_url(w.url, max_url_length)
+            canonical = w.canonical or None
+            if canonical is not None:
+                try:
+                    canonical = check_url(canonical, max_url_length)
+                except BadEvent:
+                    canonical = None
+            digest = w.digest
+            return FetchEvent(
+                url=url, ts=ts, status=status,
+                digest=normalize_digest(digest) if digest else None,
+                simhash=parse_simhash(w.simhash), canonical=canonical, length=w.length,
+            )
+        except (msgspec.DecodeError, UnicodeDecodeError, BadEvent):
+            return None
+
+    return parse
 
 
 def _parse_jsonl(text: str) -> Any:
@@ -261,10 +307,16 @@ def _read_source(src: str | Path, fmt: str, max_url_length: int) -> Iterator[Fet
             fmt = detect_format(head) if records else "crawllog"
             lines = chain(head, fh)
         parse = _PARSERS[fmt]()
+        fast = _fast_jsonl(max_url_length) if fmt == "jsonl" else None
         for n, line in enumerate(lines, 1):
             s = line.strip()
             if not s:
                 continue
+            if fast is not None:
+                ev = fast(s)
+                if ev is not None:
+                    yield ev
+                    continue
             try:
                 text = s.decode("utf-8")
             except UnicodeDecodeError as e:

@@ -327,3 +327,52 @@ def test_deadletter_without_path_only_counts():
     assert dl.total == 1 and dl.counts == {"bad-json": 1}
     dl.close()
     assert DeadLetter(None).summary() == "0 rejected"
+
+
+# ------------------------------------------------------------------ jsonl fast path
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+from dustonline.events import BadEvent, event_from_dict  # noqa: E402
+from dustonline.readers import _fast_jsonl  # noqa: E402
+
+_urls = hs.sampled_from(["http://a.example/x?id=7", "https://B.example:8443/", "ftp://no.example/", "http:///nohost",
+                         "http://sp ace.example/", "", "http://" + "l" * 70 + ".example/"])
+_values = hs.one_of(hs.none(), hs.booleans(), hs.integers(-20000, 2**70), hs.floats(allow_nan=False), hs.text(max_size=20),
+                    hs.sampled_from(["-", "sha1:abc", "FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "9f3a0c2b11d4e5f6",
+                                     "2025-11-21T10:00:00Z", "20251121100000", "1763719200"]))
+_events = hs.fixed_dictionaries({"url": _urls}, optional={k: _values for k in ("ts", "status", "digest", "simhash", "canonical", "length")}) | \
+    hs.fixed_dictionaries({"url": _urls, "ts": hs.floats(0, 2e9), "status": hs.sampled_from([200, 301, 404, -1]),
+                           "digest": hs.sampled_from(["sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "", "-", EMPTY_DIGEST]),
+                           "simhash": hs.sampled_from(["9f3a0c2b11d4e5f6", "zz", ""]), "canonical": _urls,
+                           "length": hs.integers(0, 10**6)})
+
+
+@settings(max_examples=400, deadline=None)
+@given(_events)
+def test_jsonl_fast_path_accepts_exactly_what_the_general_path_accepts(d):
+    """The typed decoder is a shortcut, never a second opinion: an event it builds is the
+    one event_from_dict builds, and whatever the general path rejects it declines."""
+    line = json.dumps(d).encode()
+    fast = _fast_jsonl(64)(line)
+    try:
+        slow = event_from_dict(json.loads(line), 64)
+    except BadEvent:
+        slow = None
+    if fast is not None:
+        assert fast == slow
+    wire_typed = all(type(d[k]) in ok for k, ok in _WIRE_TYPES.items() if k in d) and abs(d.get("length") or 0) < 2**63
+    if slow is not None and wire_typed:
+        assert fast is not None  # the common case does not fall back
+
+
+_WIRE_TYPES = {"ts": (int, float), "status": (int,), "simhash": (str, type(None)), "length": (int, type(None)),
+               "digest": (str, type(None)), "canonical": (str, type(None))}
+
+
+def test_jsonl_fast_path_takes_the_common_line():
+    line = b'{"url":"http://a.example/x","ts":1700000000,"digest":"sha1:abc","simhash":"9f3a0c2b11d4e5f6","extra":[1]}'
+    ev = _fast_jsonl(2048)(line)
+    assert ev == FetchEvent(url="http://a.example/x", ts=1700000000.0, digest="sha1:ABC", simhash=0x9f3a0c2b11d4e5f6)
+    assert _fast_jsonl(2048)(b'{"url":"http://a.example/x","ts":"2025-11-21T10:00:00Z"}') is None  # general path
+    assert _fast_jsonl(2048)(b'{"url":"http://a.example/\xff","ts":1}') is None  # undecodable: general path names it
