@@ -39,13 +39,65 @@ def url_key(host: str, url: str) -> str:
     return host + "\x00" + url
 
 
-def block_keys(simhash: int) -> tuple[str, str, str, str]:
-    return (
-        f"0:{simhash & 0xFFFF:04x}",
-        f"1:{(simhash >> 16) & 0xFFFF:04x}",
-        f"2:{(simhash >> 32) & 0xFFFF:04x}",
-        f"3:{(simhash >> 48) & 0xFFFF:04x}",
-    )
+def _slot_key(slot: int) -> str:
+    return f"{slot >> BLOCK_BITS}:{slot & 0xFFFF:04x}"
+
+
+class SimhashBlocks:
+    """The four block tables of the pigeonhole index, in memory: one list slot per block
+    value (4 x 65536), holding that value's simhashes packed 8 bytes each, newest last.
+
+    Every new page reads and rewrites its four slots; as list items that costs a few
+    index operations, where table lookups by formatted string key cost microseconds.
+    The slots are bounded (``MAX_PER_BLOCK`` each, about 55 MB at a million pages) and
+    written back to the store's ``simhash`` table by ``save``, at checkpoints."""
+
+    __slots__ = ("table", "slots", "dirty")
+
+    def __init__(self, table: Table):
+        self.table = table
+        self.slots: list[bytes | None] = [None] * (BLOCKS << BLOCK_BITS)
+        self.dirty: set[int] = set()
+        for key, packed in table.items():
+            b, _, v = key.partition(":")
+            self.slots[(int(b) << BLOCK_BITS) | int(v, 16)] = packed
+
+    @staticmethod
+    def slots_of(sh: int) -> tuple[int, int, int, int]:
+        return (sh & 0xFFFF, 0x10000 | ((sh >> 16) & 0xFFFF), 0x20000 | ((sh >> 32) & 0xFFFF), 0x30000 | (sh >> 48))
+
+    def near(self, sh: int, slots, dist: int) -> dict[int, int]:
+        """Indexed simhashes within ``dist`` of ``sh``, with their distances."""
+        out: dict[int, int] = {}
+        allslots = self.slots
+        for i in slots:
+            packed = allslots[i]
+            if packed is not None:
+                for (other,) in _U64.iter_unpack(packed):
+                    d = (sh ^ other).bit_count()
+                    if d <= dist:
+                        out[other] = d
+        return out
+
+    def add(self, sh: int, slots) -> None:
+        mine = _U64.pack(sh)
+        allslots = self.slots
+        for i in slots:
+            packed = allslots[i]
+            if packed is None:
+                allslots[i] = mine
+            else:
+                at = _find8(packed, mine)
+                if at >= 0:
+                    packed = packed[:at] + packed[at + 8 :]
+                allslots[i] = (packed + mine)[-8 * MAX_PER_BLOCK :]
+        self.dirty.update(slots)
+
+    def save(self) -> None:
+        t, allslots = self.table, self.slots
+        for i in sorted(self.dirty):
+            t[_slot_key(i)] = allslots[i]
+        self.dirty.clear()
 
 
 class ClusterIndex:
@@ -54,12 +106,8 @@ class ClusterIndex:
         """``urls`` and ``clusters`` are the owner's tables, shared with the index (it only
         reads them), so the owner's cache policy and record type hold for both."""
         self.digests = store.table("digest")
-        # Every new page looks up and rewrites its four blocks: all 4 x 65536 block values
-        # stay cached, packed 8 bytes per simhash (about 55 MB at a million pages), and
-        # are written back at checkpoints, so the index costs no RocksDB call per event.
         # Hints are looked up once per new URL: not cached.
-        space = BLOCKS << BLOCK_BITS
-        self.simhashes = store.table("simhash", cache_entries=space, exact_cap=True, flush_at=space)
+        self.blocks = SimhashBlocks(store.table("simhash", keep=False))
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
         self.hints = store.table("hint", keep=False)
         self.urls = urls if urls is not None else store.table("url")
@@ -84,11 +132,11 @@ class ClusterIndex:
                     cid = self._live(rec[0])
             if cid is None and self._any_hints:  # most streams carry few or no hints
                 cid = self._live(self.hints.get(ev.url))
-        keys = None
+        slots = None
         if ev.simhash is not None and self.distance > 0 and not known_content:
-            keys = block_keys(ev.simhash)
+            slots = SimhashBlocks.slots_of(ev.simhash)
             if cid is None:
-                cid = self._near(ev.simhash, keys)
+                cid = self._near(ev.simhash, slots)
         if cid is None:
             if ev.digest is not None:
                 cid = "d:" + ev.digest
@@ -98,8 +146,9 @@ class ClusterIndex:
                 cid = "u:" + ev.url
         if ev.digest is not None and routed != cid:
             self.digests[ev.digest] = cid
-        if keys is not None:
-            self._index(ev.simhash, keys, cid)  # the same digest has the same simhash: once is enough
+        if slots is not None:  # the same digest has the same simhash: once is enough
+            self.sh_cluster[f"{ev.simhash:016x}"] = cid
+            self.blocks.add(ev.simhash, slots)
         if self.use_hints and ev.canonical and ev.canonical != ev.url:
             self.hints[ev.canonical] = cid
             self._any_hints = True
@@ -108,36 +157,19 @@ class ClusterIndex:
     def _live(self, cid: str | None) -> str | None:
         return cid if cid is not None and cid in self.clusters else None
 
-    def _near(self, sh: int, keys) -> str | None:
-        """The cluster of the nearest indexed simhash within the distance (ties: smaller id)."""
+    def _near(self, sh: int, slots) -> str | None:
+        """The cluster of the nearest indexed simhash within the distance (ties: smaller id).
+        A close simhash shares several blocks with ``sh``: it is looked up once."""
         best = None
-        get, dist = self.simhashes.get, self.distance
-        for key in keys:
-            packed = get(key)
-            if packed is None:
-                continue
-            for (other,) in _U64.iter_unpack(packed):
-                d = (sh ^ other).bit_count()
-                if d <= dist:
-                    cid = self._live(self.sh_cluster.get(f"{other:016x}"))
-                    if cid is not None and (best is None or (d, cid) < best):
-                        best = (d, cid)
+        for other, d in self.blocks.near(sh, slots, self.distance).items():
+            cid = self._live(self.sh_cluster.get(f"{other:016x}"))
+            if cid is not None and (best is None or (d, cid) < best):
+                best = (d, cid)
         return best[1] if best else None
 
-    def _index(self, sh: int, keys, cid: str) -> None:
-        """Block values are packed simhashes, newest last; one more key maps a simhash to
-        its cluster (read only when a block holds a near one)."""
-        self.sh_cluster[f"{sh:016x}"] = cid
-        mine = _U64.pack(sh)
-        for key in keys:
-            packed = self.simhashes.get(key)
-            if packed is None:
-                self.simhashes[key] = mine
-                continue
-            at = _find8(packed, mine)
-            if at >= 0:
-                packed = packed[:at] + packed[at + 8 :]
-            self.simhashes[key] = (packed + mine)[-8 * MAX_PER_BLOCK :]
+    def save(self) -> None:
+        """Write the in-memory block index back to the store (before a store flush)."""
+        self.blocks.save()
 
     def forget(self, cid: str, digest_of_cluster: str | None) -> None:
         """A cluster left the window: its digest no longer routes here."""

@@ -39,6 +39,7 @@ from .urls import host_of, site_of_host
 from .validation import fpr, refines
 
 CANDIDATE, REDUNDANT = "candidate", "redundant"
+_WIDE = 16  # clusters per validation form kept as a flat list before it becomes a dict
 
 
 class Stats(msgspec.Struct):
@@ -214,6 +215,7 @@ class OnlineLearner:
             "dirty_clusters": sorted(self._dirty_clusters),
             "dirty_groups": sorted(self._dirty_groups),
         }
+        self.index.save()
         self.store.flush()
 
     # ------------------------------------------------------------------ learning
@@ -434,17 +436,25 @@ class OnlineLearner:
             return False
         rec = cand.rec
         fkey = self._count_prefix(rec) + form
-        entry = self.vcount.get(fkey)  # [URLs with this form, cluster, its URLs, cluster, ...]
+        # [URLs with this form, cluster, its URLs, cluster, ...]; past _WIDE clusters the
+        # pairs move into a dict, [n, {cluster: URLs}], so a rule that lumps many clusters
+        # into one form (an invalid one, kept counting) costs O(1) per URL, not O(clusters)
+        entry = self.vcount.get(fkey)
         if entry is None:
             entry = [0]
         n = entry[0]
-        for at in range(1, len(entry), 2):
-            if entry[at] == cid:
-                k = entry[at + 1]
-                break
+        if len(entry) == 2:  # [n, {cluster: URLs}]
+            wide = entry[1]
+            k = wide.get(cid, 0)
         else:
-            at, k = len(entry), 0
-            entry += (cid, 0)
+            wide = None
+            for at in range(1, len(entry), 2):
+                if entry[at] == cid:
+                    k = entry[at + 1]
+                    break
+            else:
+                at, k = len(entry), 0
+                entry += (cid, 0)
         if delta > 0:
             rec["nsupp"] += n
             rec["nci"] += k
@@ -453,15 +463,22 @@ class OnlineLearner:
             n, k = n - 1, k - 1
             rec["nsupp"] -= n
             rec["nci"] -= k
-        if n > 0:
-            entry[0] = n
-            if k > 0:
-                entry[at + 1] = k
-            else:
-                del entry[at : at + 2]
-            self.vcount[fkey] = entry
-        else:
+        if n <= 0:
             self.vcount.pop(fkey)
+            return True
+        entry[0] = n
+        if wide is not None:
+            if k > 0:
+                wide[cid] = k
+            else:
+                del wide[cid]
+        elif k > 0:
+            entry[at + 1] = k
+            if len(entry) > 2 * _WIDE:
+                entry[1:] = [dict(zip(entry[1::2], entry[2::2]))]
+        else:
+            del entry[at : at + 2]
+        self.vcount[fkey] = entry
         return True
 
     @staticmethod

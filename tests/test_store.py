@@ -87,7 +87,20 @@ def test_simhash_blocks_keep_the_newest_and_find_near_duplicates(store):
     for i in range(MAX_PER_BLOCK + 5):
         other = base ^ (0xFFFF << 16) ^ (i << 32)  # shares block 0 with base, differs elsewhere
         idx.assign(FetchEvent(url=f"http://a.com/o{i}", ts=2.0, digest=f"sha1:O{i}", simhash=other))
+    idx.save()
     packed = store.table("simhash").get("0:cdef")
     assert len(packed) == 8 * MAX_PER_BLOCK  # capped; base aged out of block 0
     near = idx.assign(FetchEvent(url="http://a.com/1?x", ts=3.0, digest="sha1:B", simhash=base ^ 0b111))
     assert near == first  # still found through its other three blocks
+
+
+def test_simhash_blocks_persist_through_save_and_reload(store):
+    idx = ClusterIndex(store)
+    base = 0x0123_4567_89AB_CDEF
+    first = idx.assign(FetchEvent(url="http://a.com/1", ts=1.0, digest="sha1:A", simhash=base))
+    store.table("cluster")[first] = {"n": 1}
+    idx.save()
+    store.flush()
+    again = ClusterIndex(store)  # a restarted learner: blocks come back from the store
+    assert again.assign(FetchEvent(url="http://a.com/2", ts=2.0, digest="sha1:B", simhash=base ^ 0b101)) == first
+    assert ClusterIndex(store).assign(FetchEvent(url="http://a.com/3", ts=2.0, digest="sha1:C", simhash=~base & (2**64 - 1))) != first
