@@ -32,6 +32,7 @@ from .clusters import ClusterIndex, url_key
 from .config import Config
 from .events import FetchEvent
 from .generalize import Contribution, Group, contribution
+from .hosturls import HostURLs
 from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
@@ -110,6 +111,7 @@ class OnlineLearner:
         # back by key: not worth caching
         self.urls = s.table("url", keep=False)
         self.by_time, self.by_arrival = s.table("url-by-time", keep=False), s.table("url-by-arrival", keep=False)
+        self.host_urls = HostURLs(self.urls, self.cfg.storage.cache_entries)
         self.clusters = s.table("cluster", type=ClusterRec)
         C = self.cfg.clustering
         self.index = ClusterIndex(s, C.simhash_distance, C.canonical_hints, urls=self.urls, clusters=self.clusters)
@@ -280,6 +282,7 @@ class OnlineLearner:
             self._dirty_clusters.add(cid)
         self.clusters[cid] = cl
         if validates:
+            self.host_urls.add(host, ev.url, cid)
             self._count_url(ev.url, host, cid, +1, out)
 
     def _set_contribution(self, cid: str, cl: ClusterRec) -> bool:
@@ -422,11 +425,10 @@ class OnlineLearner:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
         a candidate appeared, changed, or gained or lost hosts."""
         cand = self._cands[rid]
+        count = self._count_one
         for h in hosts:
-            cut = len(h) + 1
-            for ukey, rec in list(self.urls.items(h + "\x00")):
-                if rec[3]:
-                    self._count_one(cand, ukey[cut:], rec[0], delta)
+            for url, cid in self.host_urls.of(h).items():
+                count(cand, url, cid, delta)
         self.cands_t[rid] = cand.rec
 
     def _count_one(self, cand: _Cand, url: str, cid: str, delta: int) -> bool:
@@ -526,10 +528,8 @@ class OnlineLearner:
     # ------------------------------------------------------------------ redundancy (Alg. 6)
     def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
         for h in hosts:
-            cut = len(h) + 1
-            for ukey, rec in self.urls.items(h + "\x00"):
-                if rec[3]:
-                    yield ukey[cut:], h
+            for url in self.host_urls.of(h):
+                yield url, h
 
     def _refines(self, r1: str, r2: str) -> bool:
         c1 = self._cands[r1]
@@ -619,6 +619,7 @@ class OnlineLearner:
         else:
             self.sites.pop(site)
         if rec[3]:
+            self.host_urls.remove(host, url)
             self._count_url(url, host, cid, -1, out)
         cl = self.clusters.get(cid)
         if cl is None:

@@ -1,0 +1,51 @@
+"""The validation URLs of each host, as candidate back-fill and refinement read them.
+
+A new candidate is counted over every stored validation URL of its hosts, and a
+refinement test walks them again. Scanning the URL table for that decodes every record
+of the host, two thirds of which only train. This keeps ``url -> cluster`` per host in
+memory instead: loaded from the URL table on a host's first use, kept current as URLs
+arrive and leave, and bounded by dropping the least recently used hosts past ``cap``
+URLs (a dropped host is simply loaded again when needed).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .store import Table
+
+
+class HostURLs:
+    __slots__ = ("urls", "cap", "hosts", "size")
+
+    def __init__(self, urls: Table, cap: int):
+        self.urls = urls
+        self.cap = cap
+        self.hosts: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self.size = 0
+
+    def of(self, host: str) -> dict[str, str]:
+        """``url -> cluster id`` of the host's validation URLs (do not mutate)."""
+        d = self.hosts.get(host)
+        if d is not None:
+            self.hosts.move_to_end(host)
+            return d
+        cut = len(host) + 1
+        d = {ukey[cut:]: rec[0] for ukey, rec in self.urls.items(host + "\x00") if rec[3]}
+        self.hosts[host] = d
+        self.size += len(d)
+        while self.size > self.cap and len(self.hosts) > 1:
+            _, old = self.hosts.popitem(last=False)
+            self.size -= len(old)
+        return d
+
+    def add(self, host: str, url: str, cid: str) -> None:
+        d = self.hosts.get(host)
+        if d is not None and url not in d:
+            d[url] = cid
+            self.size += 1
+
+    def remove(self, host: str, url: str) -> None:
+        d = self.hosts.get(host)
+        if d is not None and d.pop(url, None) is not None:
+            self.size -= 1
