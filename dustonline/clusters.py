@@ -105,7 +105,7 @@ class ClusterIndex:
                  urls: Table | None = None, clusters: Table | None = None):
         """``urls`` and ``clusters`` are the owner's tables, shared with the index (it only
         reads them), so the owner's cache policy and record type hold for both."""
-        self.digests = store.table("digest")
+        self.digests = store.table("digest", filtered=True)
         # Hints are looked up once per new URL: not cached.
         self.blocks = SimhashBlocks(store.table("simhash", keep=False))
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
@@ -122,8 +122,10 @@ class ClusterIndex:
         known_content = False
         routed = None
         if ev.digest is not None:
+            # a digest routes to its own cluster "d:<digest>" unless the table says
+            # otherwise: only digests that joined another cluster are written
             routed = self.digests.get(ev.digest)
-            cid = self._live(routed)
+            cid = self._live(routed if routed is not None else "d:" + ev.digest)
             known_content = cid is not None
         if cid is None and self.use_hints:
             if ev.canonical and ev.canonical != ev.url:
@@ -144,8 +146,12 @@ class ClusterIndex:
                 cid = f"s:{ev.simhash:016x}"
             else:
                 cid = "u:" + ev.url
-        if ev.digest is not None and routed != cid:
-            self.digests[ev.digest] = cid
+        if ev.digest is not None:
+            if cid == "d:" + ev.digest:
+                if routed is not None:
+                    del self.digests[ev.digest]
+            elif routed != cid:
+                self.digests[ev.digest] = cid
         if slots is not None:  # the same digest has the same simhash: once is enough
             self.sh_cluster[f"{ev.simhash:016x}"] = cid
             self.blocks.add(ev.simhash, slots)
@@ -174,4 +180,4 @@ class ClusterIndex:
     def forget(self, cid: str, digest_of_cluster: str | None) -> None:
         """A cluster left the window: its digest no longer routes here."""
         if digest_of_cluster and self.digests.get(digest_of_cluster) == cid:
-            del self.digests[digest_of_cluster]
+            del self.digests[digest_of_cluster]  # (a cluster's own digest has no entry)

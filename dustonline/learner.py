@@ -29,6 +29,7 @@ import msgspec
 
 from .align import Consensus, add_url
 from .clusters import ClusterIndex, url_key
+from .chunklog import ChunkLog
 from .config import Config
 from .events import FetchEvent
 from .generalize import Contribution, Group, contribution
@@ -109,16 +110,19 @@ class OnlineLearner:
         s = self.store
         # URL records and the window's indexes are written once and scanned, rarely read
         # back by key: not worth caching
-        self.urls = s.table("url", keep=False)
-        self.by_time, self.by_arrival = s.table("url-by-time", keep=False), s.table("url-by-arrival", keep=False)
+        self.urls = s.table("url", keep=False, filtered=True)
+        # the window's indexes: URL keys by time bucket, (seq, URL key) by site
+        self.sites, self.meta = s.table("site"), s.table("meta")
+        m = self.meta.get("learner") or {}
+        logs = m.get("logs", {})
+        self.by_time = ChunkLog(s.table("url-by-time", keep=False), logs.get("time"))
+        self.by_arrival = ChunkLog(s.table("url-by-arrival", keep=False), logs.get("arrival"))
         self.host_urls = HostURLs(self.urls, self.cfg.storage.cache_entries)
-        self.clusters = s.table("cluster", type=ClusterRec)
+        self.clusters = s.table("cluster", type=ClusterRec, filtered=True)
         C = self.cfg.clustering
         self.index = ClusterIndex(s, C.simhash_distance, C.canonical_hints, urls=self.urls, clusters=self.clusters)
         self.groups, self.cands_t = s.table("group"), s.table("cand")
-        self.vcount = s.table("vcount")
-        self.sites, self.meta = s.table("site"), s.table("meta")
-        m = self.meta.get("learner") or {}
+        self.vcount = s.table("vcount", filtered=True)
         self.clock: float = m.get("clock", 0.0)
         self.next_sweep: float | None = m.get("next_sweep")
         self.stats = msgspec.convert(m.get("stats", {}), Stats)
@@ -216,7 +220,10 @@ class OnlineLearner:
             "stats": msgspec.to_builtins(self.stats),
             "dirty_clusters": sorted(self._dirty_clusters),
             "dirty_groups": sorted(self._dirty_groups),
+            "logs": {"time": self.by_time.state(), "arrival": self.by_arrival.state()},
         }
+        self.by_time.save()
+        self.by_arrival.save()
         self.index.save()
         self.store.flush()
 
@@ -236,7 +243,7 @@ class OnlineLearner:
         if rec is not None:
             if ev.ts > rec[1]:
                 if self._bucket(ev.ts) != self._bucket(rec[1]):
-                    self.by_time[self._time_key(ev.ts, ukey)] = 1  # the old entry goes stale
+                    self.by_time.append(self._time_group(ev.ts), ukey)  # the old entry goes stale
                 rec[1] = ev.ts
                 self.urls[ukey] = rec
             self.stats.refreshed += 1
@@ -249,8 +256,8 @@ class OnlineLearner:
         count, seq = self.sites.get(site) or (0, 0)
         self.sites[site] = [count + 1, seq + 1]
         self.urls[ukey] = [cid, ev.ts, seq, validates]
-        self.by_time[self._time_key(ev.ts, ukey)] = 1
-        self.by_arrival[f"{site}\x00{seq:012d}"] = ukey
+        self.by_time.append(self._time_group(ev.ts), ukey)
+        self.by_arrival.append(site, [seq, ukey])
         cl = self.clusters.get(cid)
         if cl is None:
             # "rows" stays None while the cluster has one URL: most clusters never get a
@@ -565,8 +572,8 @@ class OnlineLearner:
     def _bucket(self, ts: float) -> int:
         return int(ts // self.cfg.window.sweep_every)
 
-    def _time_key(self, ts: float, ukey: str) -> str:
-        return f"{self._bucket(ts):012d}\x00{ukey}"
+    def _time_group(self, ts: float) -> str:
+        return f"{self._bucket(ts):012d}"
 
     def sweep(self, out: list[Rule] | None = None) -> list[Rule]:
         """Evict URLs last seen before the window, then the earliest-arrived URLs of sites
@@ -576,31 +583,38 @@ class OnlineLearner:
         W = self.cfg.window
         cutoff = self.clock - W.seconds
         due = self._bucket(cutoff)
-        expired = []
-        for key, _ in self.by_time.items():
-            if int(key[:12]) >= due:
+        expired: dict[str, list[str]] = {}
+        for group, _key, ukeys in self.by_time.chunks():
+            if int(group) >= due:
                 break
-            expired.append(key)
+            expired.setdefault(group, []).extend(ukeys)
         evicted = 0
-        for key in expired:
-            del self.by_time[key]
-            ukey = key[13:]
-            rec = self.urls.get(ukey)
-            if rec is not None and rec[1] < cutoff and self._bucket(rec[1]) == int(key[:12]):
-                self._evict(ukey, rec, out)
-                evicted += 1
+        for group, ukeys in expired.items():
+            bucket = int(group)
+            for ukey in ukeys:
+                rec = self.urls.get(ukey)
+                if rec is not None and rec[1] < cutoff and self._bucket(rec[1]) == bucket:
+                    self._evict(ukey, rec, out)
+                    evicted += 1
+            self.by_time.drop_group(group)
         for site, (count, _seq) in list(self.sites.items()):
             if count <= W.max_urls_per_site:
                 continue
             excess = count - W.max_urls_per_site
-            for key, ukey in list(self.by_arrival.items(site + "\x00")):
+            for _site, key, entries in self.by_arrival.chunks(site):
                 if excess <= 0:
                     break
-                rec = self.urls.get(ukey)
-                if rec is not None:
-                    self._evict(ukey, rec, out)
-                    evicted += 1
-                    excess -= 1
+                used = 0
+                for seq, ukey in entries:
+                    if excess <= 0:
+                        break
+                    used += 1
+                    rec = self.urls.get(ukey)
+                    if rec is not None and rec[2] == seq:  # else evicted (and maybe back, later)
+                        self._evict(ukey, rec, out)
+                        evicted += 1
+                        excess -= 1
+                self.by_arrival.replace(key, entries[used:])
         if evicted:
             self._flush_pending(out)
         self.next_sweep = self.clock + W.sweep_every
@@ -612,12 +626,12 @@ class OnlineLearner:
         self.urls.pop(ukey)
         self.stats.evicted_urls += 1
         site = site_of_host(host)
-        self.by_arrival.pop(f"{site}\x00{rec[2]:012d}")
         count, seq = self.sites.get(site) or (1, 0)
         if count > 1:
             self.sites[site] = [count - 1, seq]
-        else:
+        else:  # its arrival numbers start again at 0: the old log must go
             self.sites.pop(site)
+            self.by_arrival.drop_group(site)
         if rec[3]:
             self.host_urls.remove(host, url)
             self._count_url(url, host, cid, -1, out)

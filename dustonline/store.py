@@ -17,6 +17,8 @@ from typing import Any, Iterator
 
 import msgspec
 
+from .keyfilter import KeyFilter
+
 _enc = msgspec.msgpack.Encoder()
 _dec = msgspec.msgpack.Decoder()
 _MISSING = object()
@@ -31,10 +33,10 @@ class Table:
     ``_cache``; write-mostly tables (URL records, time indexes) keep nothing after a
     flush, so memory holds what is hot rather than everything ever written."""
 
-    __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at", "_decode")
+    __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at", "_decode", "_known", "_stale")
 
     def __init__(self, backend: "_Backend", name: str, cache_entries: int, keep: bool = True, type: Any = None,
-                 flush_at: int | None = None):
+                 flush_at: int | None = None, filtered: bool = False):
         self._b = backend
         self._prefix = name.encode() + b"\x00"
         self._pending: dict[str, Any] = {}
@@ -43,12 +45,23 @@ class Table:
         self._keep = keep
         self._flush_at = max(1, flush_at or min(cache_entries, 20_000))
         self._decode = msgspec.msgpack.Decoder(type).decode if type is not None else _dec.decode
+        # keyfilter.py says why; deletes are counted so the filter is rebuilt once they
+        # outnumber the keys
+        self._known: KeyFilter | None = None
+        self._stale = 0
+        if filtered:
+            self._rebuild_filter()
 
     def get(self, key: str, default: Any = None) -> Any:
         v = self._pending.get(key, _MISSING)
         if v is _MISSING:
             v = self._cache.get(key, _MISSING)
             if v is _MISSING:
+                known = self._known
+                if known is not None:  # KeyFilter.__contains__, inlined: a call costs as much
+                    i = hash(key) & known.mask
+                    if not known.bits[i >> 3] & (1 << (i & 7)):
+                        return default
                 raw = self._b.get(self._prefix + key.encode())
                 v = _DELETED if raw is None else self._decode(raw)
                 if self._keep:
@@ -70,8 +83,23 @@ class Table:
     def __setitem__(self, key: str, value: Any) -> None:
         pending = self._pending
         pending[key] = value
+        known = self._known
+        if known is not None:
+            if value is _DELETED:
+                self._stale += 1
+            elif not known.add(key):
+                self._rebuild_filter()
         if len(pending) >= self._flush_at:
             self.flush()
+
+    def _rebuild_filter(self) -> None:
+        """The filter from the keys stored: at open, when it is full, and when deletes
+        outnumber keys. Sized for twice the keys, so rebuilds are logarithmically few."""
+        self.flush()
+        cut, scan = len(self._prefix), self._b.scan_keys
+        count = sum(1 for _ in scan(self._prefix))  # a second pass, not a list of every key
+        self._known = KeyFilter.of((k[cut:].decode() for k in scan(self._prefix)), count)
+        self._stale = 0
 
     def __delitem__(self, key: str) -> None:
         self[key] = _DELETED
@@ -95,20 +123,15 @@ class Table:
         pending = self._pending
         if not pending:
             return
-        prefix, enc = self._prefix, _enc.encode
-        puts, dels = [], []
-        for k, v in pending.items():
-            if v is _DELETED:
-                dels.append(prefix + k.encode())
-            else:
-                puts.append((prefix + k.encode(), enc(v)))
-        self._b.write(puts, dels)
+        self._b.write(self._prefix, pending, _DELETED, _enc.encode)
+        self._pending = {}
         if self._keep:
             cache = self._cache
             if len(cache) + len(pending) > self._cap:
                 self._shrink()
             cache.update(pending)
-        self._pending = {}
+        if self._known is not None and self._stale > self._known.n // 2 + 10_000:
+            self._rebuild_filter()
 
     def items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
         """Entries whose key starts with ``prefix``, in key order (deterministic)."""
@@ -130,12 +153,16 @@ class Table:
         self.flush()
         start = self._prefix + prefix.encode()
         self._b.delete_range(start, start[:-1] + bytes([start[-1] + 1]) if start else b"\xff")
+        if self._known is not None:
+            self._stale += 1
 
 
 class _Backend:
     def get(self, key: bytes) -> bytes | None: ...
-    def write(self, puts: list[tuple[bytes, bytes]], dels: list[bytes]) -> None: ...
+    def write(self, prefix: bytes, pending: dict[str, Any], deleted: Any, encode) -> None:
+        """Write ``pending`` (str key -> value, ``deleted`` for a delete) under ``prefix``."""
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
+    def scan_keys(self, prefix: bytes) -> Iterator[bytes]: ...
     def delete_range(self, start: bytes, end: bytes) -> None: ...
     def sync(self) -> None: ...
     def close(self) -> None: ...
@@ -148,15 +175,20 @@ class _DictBackend(_Backend):
     def get(self, key):
         return self.d.get(key)
 
-    def write(self, puts, dels):
-        for k, v in puts:
-            self.d[k] = v
-        for k in dels:
-            self.d.pop(k, None)
+    def write(self, prefix, pending, deleted, encode):
+        d = self.d
+        for k, v in pending.items():
+            if v is deleted:
+                d.pop(prefix + k.encode(), None)
+            else:
+                d[prefix + k.encode()] = encode(v)
 
     def scan(self, prefix):
         for k in sorted(k for k in self.d if k.startswith(prefix)):
             yield k, self.d[k]
+
+    def scan_keys(self, prefix):
+        return sorted(k for k in self.d if k.startswith(prefix))
 
     def delete_range(self, start, end):
         for k in [k for k in self.d if start <= k < end]:
@@ -185,6 +217,10 @@ class _RocksBackend(_Backend):
         opts.set_block_based_table_factory(table)
         opts.set_memtable_prefix_bloom_ratio(0.1)
         opts.set_memtable_whole_key_filtering(True)
+        # Larger memtables: the learner rewrites hot keys (cluster records, counts) many
+        # times between checkpoints, and fewer L0 files keep point lookups shallow.
+        opts.set_write_buffer_size(128 << 20)
+        opts.set_max_write_buffer_number(3)
         self.db = Rdict(path, opts)
         # No WAL: writes reach the store in batches from the tables' buffers, so a crash
         # between checkpoints loses buffered state anyway; ``sync`` at a checkpoint
@@ -196,14 +232,17 @@ class _RocksBackend(_Backend):
     def get(self, key):
         return self.db.get(key)
 
-    def write(self, puts, dels):
+    def write(self, prefix, pending, deleted, encode):
         from rocksdict import WriteBatch
 
+        # one pass, no intermediate lists: this loop runs for every state write
         wb = WriteBatch(raw_mode=True)
-        for k, v in puts:
-            wb.put(k, v)
-        for k in dels:
-            wb.delete(k)
+        put, delete = wb.put, wb.delete
+        for k, v in pending.items():
+            if v is deleted:
+                delete(prefix + k.encode())
+            else:
+                put(prefix + k.encode(), encode(v))
         self.db.write(wb)
 
     def scan(self, prefix):
@@ -214,6 +253,16 @@ class _RocksBackend(_Backend):
             if not k.startswith(prefix):
                 break
             yield k, it.value()
+            it.next()
+
+    def scan_keys(self, prefix):
+        it = self.db.iter()
+        it.seek(prefix)
+        while it.valid():
+            k = it.key()
+            if not k.startswith(prefix):
+                break
+            yield k
             it.next()
 
     def delete_range(self, start, end):
@@ -236,18 +285,20 @@ class Store:
         self._cleanup = cleanup
 
     def table(self, name: str, keep: bool = True, cache_entries: int | None = None, type: Any = None,
-              exact_cap: bool = False, flush_at: int | None = None) -> Table:
+              exact_cap: bool = False, flush_at: int | None = None, filtered: bool = False) -> Table:
         """The table ``name``. ``keep=False`` for tables mostly written and scanned, whose
         entries are not worth caching once written; ``cache_entries`` below the store's
         for tables whose entries are rarely read twice; ``type`` (a msgspec type) to
         decode values into instead of plain lists and dicts; ``exact_cap`` to cache
         ``cache_entries`` even above the store's setting (a table of bounded key space);
         ``flush_at`` pending writes before they go to the backend (default: 20,000 or
-        the cache size), larger to coalesce rewrites of hot keys. The first call decides."""
+        the cache size), larger to coalesce rewrites of hot keys; ``filtered`` to keep
+        an in-memory filter of the keys (about 60 bytes a key) for tables mostly asked
+        for keys they do not hold. The first call decides."""
         t = self._tables.get(name)
         if t is None:
             cap = self._cache_entries if cache_entries is None else cache_entries if exact_cap else min(cache_entries, self._cache_entries)
-            t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at)
+            t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at, filtered)
         return t
 
     def flush(self) -> None:

@@ -242,3 +242,27 @@ def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
         compiled = learner._cands[c["id"]].compiled
         forms = [(f, cid) for url, host, cid in stored if host in c["hosts"] and (f := compiled.apply(url)) is not None]
         assert (c["nsupp"], c["nci"]) == support_counts(forms)
+
+
+@pytest.mark.parametrize("cut", [150, 333])
+def test_recovery_through_window_evictions_equals_an_uninterrupted_run(tmp_path, cut):
+    """The window's indexes keep their open chunks in memory between checkpoints: a
+    learner reopened from a checkpoint must evict exactly what an uninterrupted one does."""
+    cfg = {"learning": {"min_freq": 5, "min_supp": 5},
+           "window": {"seconds": 4 * 3600, "max_urls_per_site": 90, "sweep_every": 900}}
+    events = site_stream(pages=150, step=30) + site_stream("t.org", pages=150, step=30, seed=3)
+    events.sort(key=lambda e: e.ts)
+    whole, changes = run(events, cfg)
+    path = tmp_path / "state"
+    first = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
+    got = []
+    for ev in events[:cut]:
+        got += first.learn_one(ev)
+    first.checkpoint()
+    first.store.close()
+    second = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
+    got += second.learn_many(events[cut:])
+    assert whole.summary()["evicted_urls"] > 100  # both kinds of eviction happened
+    assert second.summary() == whole.summary()
+    assert [(r.id, r.version, r.status) for r in got] == [(r.id, r.version, r.status) for r in changes]
+    second.store.close()

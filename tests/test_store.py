@@ -5,6 +5,7 @@ import pytest
 
 from dustonline.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
 from dustonline.events import FetchEvent
+from dustonline.keyfilter import KeyFilter
 from dustonline.store import memory_store, rocks_store
 
 
@@ -64,7 +65,7 @@ def test_flush_at_coalesces_rewrites_of_hot_keys(store):
     t = store.table("hot", cache_entries=4, exact_cap=True, flush_at=1000)
     writes = []
     real = store._b.write
-    store._b.write = lambda puts, dels: (writes.append(len(puts)), real(puts, dels))
+    store._b.write = lambda prefix, pending, deleted, enc: (writes.append(len(pending)), real(prefix, pending, deleted, enc))
     for i in range(500):
         t[f"k{i % 4}"] = i
     assert writes == []  # nothing reached the backend yet: 4 pending keys
@@ -104,3 +105,33 @@ def test_simhash_blocks_persist_through_save_and_reload(store):
     again = ClusterIndex(store)  # a restarted learner: blocks come back from the store
     assert again.assign(FetchEvent(url="http://a.com/2", ts=2.0, digest="sha1:B", simhash=base ^ 0b101)) == first
     assert ClusterIndex(store).assign(FetchEvent(url="http://a.com/3", ts=2.0, digest="sha1:C", simhash=~base & (2**64 - 1))) != first
+
+
+def test_key_filter_has_no_false_negatives_and_few_false_positives():
+    f = KeyFilter(50_000)
+    keys = [f"http://site{i % 97}.com/p/{i}" for i in range(50_000)]
+    assert all(f.add(k) for k in keys)
+    assert all(k in f for k in keys)
+    fp = sum(f"http://other.org/{i}" in f for i in range(50_000)) / 50_000
+    assert fp < 0.03
+    more = [f.add(f"http://more.org/{i}") for i in range(60_000)]
+    assert more[0] and not more[-1]  # past its capacity it asks to be rebuilt
+
+
+def test_filtered_table_finds_every_key_across_rebuilds_and_reopen(tmp_path):
+    """The filter grows by rebuilding from the store; a key it drops would read as
+    missing, so every key written must still be found, also after deletes and a reopen."""
+    s = rocks_store(tmp_path)
+    t = s.table("f", filtered=True)
+    n = 150_000  # past the initial capacity (65,536): at least one rebuild on the way
+    for i in range(n):
+        t[f"k{i}"] = i
+    for i in range(0, n, 3):
+        del t[f"k{i}"]
+    assert all(t.get(f"k{i}") == (None if i % 3 == 0 else i) for i in range(n))
+    assert t.get("never-written") is None
+    s.close()
+    s = rocks_store(tmp_path)
+    t = s.table("f", filtered=True)
+    assert all(t.get(f"k{i}") == (None if i % 3 == 0 else i) for i in range(0, n, 7))
+    s.close()
