@@ -4,7 +4,7 @@ Most lookups in the learner's big tables are for keys never written: a new URL, 
 digest, a new validation form. RocksDB answers those from its own bloom filters, but
 only after a Python-to-Rust call and a walk of its levels, which gets slower as the store
 grows (measured at 1M events: misses were 9.6% of the run). This answers them first, in
-a few bytecodes and 4 to 8 bytes a key; a set of hashes did the same in 60 bytes a key.
+a few bytecodes and 4 to 16 bytes a key; a set of hashes did the same in 60 bytes a key.
 One probe, not the textbook k: the owner (``Table.get``) inlines it, and at 32+ bits a
 key one probe already keeps false positives under 3%.
 
@@ -17,11 +17,14 @@ from __future__ import annotations
 from typing import Iterable
 
 
+MIN_CAPACITY = 1 << 20  # keys; 4 MiB
+
+
 class KeyFilter:
     __slots__ = ("bits", "mask", "capacity", "n")
 
-    def __init__(self, capacity: int = 1 << 16):
-        self.capacity = max(1 << 10, capacity)
+    def __init__(self, capacity: int = 0):
+        self.capacity = max(MIN_CAPACITY, capacity)
         nbits = 1 << (32 * self.capacity - 1).bit_length()  # >= 32 bits a key, a power of two
         self.bits = bytearray(nbits >> 3)
         self.mask = nbits - 1
@@ -29,7 +32,7 @@ class KeyFilter:
 
     @classmethod
     def of(cls, keys: Iterable[str], count: int) -> "KeyFilter":
-        f = cls(max(1 << 16, 2 * count))
+        f = cls(4 * count)
         for k in keys:
             f.add(k)
         return f

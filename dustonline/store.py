@@ -94,7 +94,8 @@ class Table:
 
     def _rebuild_filter(self) -> None:
         """The filter from the keys stored: at open, when it is full, and when deletes
-        outnumber keys. Sized for twice the keys, so rebuilds are logarithmically few."""
+        outnumber keys. Sized for a million keys or four times those stored (4 MiB a
+        million), so a run of a few million events never rebuilds while it grows."""
         self.flush()
         cut, scan = len(self._prefix), self._b.scan_keys
         count = sum(1 for _ in scan(self._prefix))  # a second pass, not a list of every key
@@ -293,7 +294,7 @@ class Store:
         ``cache_entries`` even above the store's setting (a table of bounded key space);
         ``flush_at`` pending writes before they go to the backend (default: 20,000 or
         the cache size), larger to coalesce rewrites of hot keys; ``filtered`` to keep
-        an in-memory filter of the keys (about 60 bytes a key) for tables mostly asked
+        an in-memory filter of the keys (4 MiB, or 4-16 bytes a key past a million) for tables mostly asked
         for keys they do not hold. The first call decides."""
         t = self._tables.get(name)
         if t is None:

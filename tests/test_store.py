@@ -5,6 +5,7 @@ import pytest
 
 from dustonline.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
 from dustonline.events import FetchEvent
+from dustonline import keyfilter
 from dustonline.keyfilter import KeyFilter
 from dustonline.store import memory_store, rocks_store
 
@@ -107,7 +108,8 @@ def test_simhash_blocks_persist_through_save_and_reload(store):
     assert ClusterIndex(store).assign(FetchEvent(url="http://a.com/3", ts=2.0, digest="sha1:C", simhash=~base & (2**64 - 1))) != first
 
 
-def test_key_filter_has_no_false_negatives_and_few_false_positives():
+def test_key_filter_has_no_false_negatives_and_few_false_positives(monkeypatch):
+    monkeypatch.setattr(keyfilter, "MIN_CAPACITY", 1_000)
     f = KeyFilter(50_000)
     keys = [f"http://site{i % 97}.com/p/{i}" for i in range(50_000)]
     assert all(f.add(k) for k in keys)
@@ -118,12 +120,13 @@ def test_key_filter_has_no_false_negatives_and_few_false_positives():
     assert more[0] and not more[-1]  # past its capacity it asks to be rebuilt
 
 
-def test_filtered_table_finds_every_key_across_rebuilds_and_reopen(tmp_path):
+def test_filtered_table_finds_every_key_across_rebuilds_and_reopen(tmp_path, monkeypatch):
     """The filter grows by rebuilding from the store; a key it drops would read as
     missing, so every key written must still be found, also after deletes and a reopen."""
+    monkeypatch.setattr(keyfilter, "MIN_CAPACITY", 2_000)
     s = rocks_store(tmp_path)
     t = s.table("f", filtered=True)
-    n = 150_000  # past the initial capacity (65,536): at least one rebuild on the way
+    n = 50_000  # rebuilds at 2,000, 8,000 and 32,000 keys
     for i in range(n):
         t[f"k{i}"] = i
     for i in range(0, n, 3):
