@@ -8,6 +8,7 @@ and token counts to choose variants deterministically. With K <= 10 rows this is
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Sequence
 
 from .tokenize import token_type, tokenize
@@ -83,7 +84,8 @@ def _keys(c: Consensus) -> list[tuple]:
     left out of scoring. Memoized per token: most columns hold a single token."""
     rows = c.rows
     if len(rows) == 1:
-        return [_token_key(t) for t in rows[0]]
+        known = _TOKEN_KEYS.get  # a dict hit, not a call, for the usual known token
+        return [known(t) or _token_key(t) for t in rows[0]]
     out = []
     nrows = len(rows)
     for col in zip(*rows):
@@ -136,14 +138,43 @@ def align(x: Consensus, y: Consensus) -> tuple[float, Consensus]:
     while p < lim and xk[p][2] is not None and xk[p][2] == yk[p][2]:
         p += 1
     mm, nn = m - s - p, n - s - p
-    ymid = yk[p : p + nn]
+    mid, pairs, i, j = _dp(xk[p : p + mm], yk[p : p + nn], p, score)
+    if i == j:  # the traceback reached the prefix on its diagonal: it stays there
+        pairs.extend((k, k) for k in range(i, 0, -1))
+        i = j = 0
+    while i > 0 and j > 0:  # the prefix region, in closed form
+        if score(xk[i - 1], yk[j - 1]) == 1.0:
+            pairs.append((i, j))
+            i -= 1
+            j -= 1
+        elif j > i:
+            pairs.append((0, j))
+            j -= 1
+        else:
+            pairs.append((i, 0))
+            i -= 1
+    while j > 0:
+        pairs.append((0, j))
+        j -= 1
+    while i > 0:
+        pairs.append((i, 0))
+        i -= 1
+    pairs.reverse()
+    pairs.extend((m - s + k, n - s + k) for k in range(1, s + 1))
+    return mid + p + s, _merge(x, y, compact_gaps(pairs, xk, yk))
+
+
+def _dp_py(xmid: list, ymid: list, p: int, score=score) -> tuple[float, list, int, int]:
+    """The matrix between the common prefix and suffix: its score, the traceback's pairs
+    (last first; full 1-based indexes, 0 = gap) and where the traceback left it. The C
+    extension ``_aligndp.dp`` does the same, faster, when it was built."""
+    mm, nn = len(xmid), len(ymid)
     ysingle = [yj[2] for yj in ymid]
     ytypes = [yj[1] for yj in ymid]
     prev = [0.0] * (nn + 1)
     S = [prev]
     sf_rows: list = [None]
-    for i in range(p, p + mm):
-        xi = xk[i]
+    for xi in xmid:
         xs, xt = xi[2], xi[1]
         if xs is not None:  # most columns hold one token: Eq. 4.1 is then 1 / 0 / -1
             sfr = [
@@ -165,7 +196,7 @@ def align(x: Consensus, y: Consensus) -> tuple[float, Consensus]:
         S.append(cur)
         sf_rows.append([0.0] + sfr)
         prev = cur
-    pairs: list[tuple[int, int]] = []  # full 1-based (i, j); 0 = gap on that side
+    pairs: list[tuple[int, int]] = []
     i, j = mm, nn
     while i > 0 and j > 0:
         c = S[i][j]
@@ -179,27 +210,17 @@ def align(x: Consensus, y: Consensus) -> tuple[float, Consensus]:
         else:
             pairs.append((p + i, 0))
             i -= 1
-    i, j = p + i, p + j
-    while i > 0 and j > 0:  # the prefix region, in closed form
-        if score(xk[i - 1], yk[j - 1]) == 1.0:
-            pairs.append((i, j))
-            i -= 1
-            j -= 1
-        elif j > i:
-            pairs.append((0, j))
-            j -= 1
-        else:
-            pairs.append((i, 0))
-            i -= 1
-    while j > 0:
-        pairs.append((0, j))
-        j -= 1
-    while i > 0:
-        pairs.append((i, 0))
-        i -= 1
-    pairs.reverse()
-    pairs.extend((m - s + k, n - s + k) for k in range(1, s + 1))
-    return S[mm][nn] + p + s, _merge(x, y, compact_gaps(pairs, xk, yk))
+    return S[mm][nn], pairs, p + i, p + j
+
+
+try:  # the optional C kernel (setup.py builds it where a compiler is present)
+    from ._aligndp import dp as _dp
+
+    NATIVE = True
+except ImportError:  # pragma: no cover - depends on the build
+    _dp, NATIVE = _dp_py, False
+if os.environ.get("DUSTONLINE_PURE_PYTHON"):
+    _dp, NATIVE = _dp_py, False
 
 
 def compact_gaps(pairs: list[tuple[int, int]], xk: list, yk: list) -> list[tuple[int, int]]:

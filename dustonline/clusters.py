@@ -109,7 +109,7 @@ class ClusterIndex:
         # Hints are looked up once per new URL: not cached.
         self.blocks = SimhashBlocks(store.table("simhash", keep=False))
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
-        self.hints = store.table("hint", keep=False)
+        self.hints = store.table("hint", keep=False, filtered=True)
         self.urls = urls if urls is not None else store.table("url")
         self.clusters = clusters if clusters is not None else store.table("cluster")
         self.distance = simhash_distance
@@ -161,7 +161,7 @@ class ClusterIndex:
         return cid
 
     def _live(self, cid: str | None) -> str | None:
-        return cid if cid is not None and cid in self.clusters else None
+        return cid if cid is not None and self.clusters.get(cid) is not None else None
 
     def _near(self, sh: int, slots) -> str | None:
         """The cluster of the nearest indexed simhash within the distance (ties: smaller id).
