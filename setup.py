@@ -1,7 +1,7 @@
-"""Only for the optional C kernel of the alignment (dustonline/_aligndp.c); everything
-else is in pyproject.toml. Without a C compiler the build goes on without it and the
-pure-Python kernel is used (same results, about half the alignment speed)."""
+"""Only for the optional C kernels (dustonline/_kernels.c: alignment matrix, simhash
+blocks); everything else is in pyproject.toml. Without a C compiler the build goes on
+without them and their pure-Python twins are used (same results, slower)."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("dustonline._aligndp", ["dustonline/_aligndp.c"], optional=True)])
+setup(ext_modules=[Extension("dustonline._kernels", ["dustonline/_kernels.c"], optional=True)])

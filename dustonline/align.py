@@ -167,7 +167,7 @@ def align(x: Consensus, y: Consensus) -> tuple[float, Consensus]:
 def _dp_py(xmid: list, ymid: list, p: int, score=score) -> tuple[float, list, int, int]:
     """The matrix between the common prefix and suffix: its score, the traceback's pairs
     (last first; full 1-based indexes, 0 = gap) and where the traceback left it. The C
-    extension ``_aligndp.dp`` does the same, faster, when it was built."""
+    extension ``_kernels.dp`` does the same, faster, when it was built."""
     mm, nn = len(xmid), len(ymid)
     ysingle = [yj[2] for yj in ymid]
     ytypes = [yj[1] for yj in ymid]
@@ -214,7 +214,7 @@ def _dp_py(xmid: list, ymid: list, p: int, score=score) -> tuple[float, list, in
 
 
 try:  # the optional C kernel (setup.py builds it where a compiler is present)
-    from ._aligndp import dp as _dp
+    from ._kernels import dp as _dp
 
     NATIVE = True
 except ImportError:  # pragma: no cover - depends on the build

@@ -12,6 +12,7 @@ lookups find every candidate.
 
 from __future__ import annotations
 
+import os
 import struct
 
 from .events import FetchEvent
@@ -24,6 +25,13 @@ MAX_PER_BLOCK = 32  # entries kept per block value; older ones age out
 
 
 _U64 = struct.Struct("<Q")
+
+try:  # optional C twins of near/add (setup.py); DUSTONLINE_PURE_PYTHON=1 turns them off
+    from . import _kernels as _native
+except ImportError:  # pragma: no cover - depends on the build
+    _native = None
+if os.environ.get("DUSTONLINE_PURE_PYTHON"):
+    _native = None
 
 
 def _find8(packed: bytes, item: bytes) -> int:
@@ -68,6 +76,11 @@ class SimhashBlocks:
 
     def near(self, sh: int, slots, dist: int) -> dict[int, int]:
         """Indexed simhashes within ``dist`` of ``sh``, with their distances."""
+        if _native is not None:
+            return _native.near(self.slots, slots, sh, dist)
+        return self.near_py(sh, slots, dist)
+
+    def near_py(self, sh: int, slots, dist: int) -> dict[int, int]:
         out: dict[int, int] = {}
         allslots = self.slots
         for i in slots:
@@ -80,6 +93,14 @@ class SimhashBlocks:
         return out
 
     def add(self, sh: int, slots) -> None:
+        """``sh`` becomes the newest entry of each slot (moved there if present)."""
+        if _native is not None:
+            _native.add(self.slots, slots, sh, MAX_PER_BLOCK)
+        else:
+            self.add_py(sh, slots)
+        self.dirty.update(slots)
+
+    def add_py(self, sh: int, slots) -> None:
         mine = _U64.pack(sh)
         allslots = self.slots
         for i in slots:
@@ -91,7 +112,6 @@ class SimhashBlocks:
                 if at >= 0:
                     packed = packed[:at] + packed[at + 8 :]
                 allslots[i] = (packed + mine)[-8 * MAX_PER_BLOCK :]
-        self.dirty.update(slots)
 
     def save(self) -> None:
         t, allslots = self.table, self.slots
