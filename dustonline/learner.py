@@ -115,8 +115,9 @@ class OnlineLearner:
         self.sites, self.meta = s.table("site"), s.table("meta")
         m = self.meta.get("learner") or {}
         logs = m.get("logs", {})
-        self.by_time = ChunkLog(s.table("url-by-time", keep=False), logs.get("time"))
-        self.by_arrival = ChunkLog(s.table("url-by-arrival", keep=False), logs.get("arrival"))
+        # (a full chunk goes to the store soon: pending, it would hold 256 URL keys)
+        self.by_time = ChunkLog(s.table("url-by-time", keep=False, flush_at=16), logs.get("time"))
+        self.by_arrival = ChunkLog(s.table("url-by-arrival", keep=False, flush_at=16), logs.get("arrival"))
         self.host_urls = HostURLs(self.urls, self.cfg.storage.cache_entries)
         self.clusters = s.table("cluster", type=ClusterRec, filtered=True)
         C = self.cfg.clustering

@@ -218,10 +218,6 @@ class _RocksBackend(_Backend):
         opts.set_block_based_table_factory(table)
         opts.set_memtable_prefix_bloom_ratio(0.1)
         opts.set_memtable_whole_key_filtering(True)
-        # Larger memtables: the learner rewrites hot keys (cluster records, counts) many
-        # times between checkpoints, and fewer L0 files keep point lookups shallow.
-        opts.set_write_buffer_size(128 << 20)
-        opts.set_max_write_buffer_number(3)
         self.db = Rdict(path, opts)
         # No WAL: writes reach the store in batches from the tables' buffers, so a crash
         # between checkpoints loses buffered state anyway; ``sync`` at a checkpoint
