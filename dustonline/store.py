@@ -218,6 +218,10 @@ class _RocksBackend(_Backend):
         opts.set_block_based_table_factory(table)
         opts.set_memtable_prefix_bloom_ratio(0.1)
         opts.set_memtable_whole_key_filtering(True)
+        # 128 MiB memtables (two at most): hot keys (cluster records, counts) are
+        # rewritten in memory and fewer files reach compaction. Measured at 1M events,
+        # paired runs: 6-7% faster than 64 MiB, peak RSS 685 -> 750 MiB.
+        opts.set_write_buffer_size(128 << 20)
         self.db = Rdict(path, opts)
         # No WAL: writes reach the store in batches from the tables' buffers, so a crash
         # between checkpoints loses buffered state anyway; ``sync`` at a checkpoint
