@@ -28,8 +28,8 @@ import mmh3
 import msgspec
 
 from .align import Consensus, add_url
-from .clusters import ClusterIndex, url_key
 from .chunklog import ChunkLog
+from .clusters import ClusterIndex, url_key
 from .config import Config
 from .events import FetchEvent
 from .generalize import Contribution, Group, contribution
@@ -108,10 +108,10 @@ class OnlineLearner:
         self.min_freq, self.min_supp, self.fpr_max = L.min_freq, L.min_supp, L.fpr_max
         self.holdout = L.holdout
         s = self.store
-        # URL records and the window's indexes are written once and scanned, rarely read
-        # back by key: not worth caching
+        # URL records are written once and scanned, rarely read back by key: not worth
+        # caching; the filter answers the usual question, "is this URL new?"
         self.urls = s.table("url", keep=False, filtered=True)
-        # the window's indexes: URL keys by time bucket, (seq, URL key) by site
+        # the window's indexes (chunklog.py): URL keys by time bucket, (seq, URL key) by site
         self.sites, self.meta = s.table("site"), s.table("meta")
         m = self.meta.get("learner") or {}
         logs = m.get("logs", {})
