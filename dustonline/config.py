@@ -55,12 +55,23 @@ class Storage(_Section):
     cache_entries: int = 200_000  # read cache in front of RocksDB, per table (writes are buffered apart)
 
 
+class Kafka(_Section):
+    """Where the service (stream/) and the crawler-side client meet; the core ignores it."""
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    pages_topic: str = "dust.pages"       # input events, keyed by registered domain
+    rules_topic: str = "dust.rules"       # compacted: key = rule id, value = rule JSON, null = forget
+    dlq_topic: str = "dust.pages.dlq"     # rejected events with the reason
+    client_id: str = "dustonline"
+
+
 class Config(_Section):
     learning: Learning = msgspec.field(default_factory=Learning)
     clustering: Clustering = msgspec.field(default_factory=Clustering)
     window: Window = msgspec.field(default_factory=Window)
     input: Input = msgspec.field(default_factory=Input)
     storage: Storage = msgspec.field(default_factory=Storage)
+    kafka: Kafka = msgspec.field(default_factory=Kafka)
 
     def check(self) -> "Config":
         L, C, W, I = self.learning, self.clustering, self.window, self.input
@@ -88,6 +99,13 @@ class Config(_Section):
         _positive(problems, "window.max_urls_per_site", W.max_urls_per_site, low=10)
         _positive(problems, "input.max_url_length", I.max_url_length, low=16)
         _positive(problems, "storage.cache_entries", self.storage.cache_entries, low=1)
+        K = self.kafka
+        for name in ("pages_topic", "rules_topic", "dlq_topic"):
+            topic = getattr(K, name)
+            if not topic or len(topic) > 249 or any(not (c.isalnum() or c in "._-") for c in topic):
+                problems.append(f"kafka.{name} must be 1-249 characters of [a-zA-Z0-9._-], got {topic!r}")
+        if not K.bootstrap_servers.strip():
+            problems.append("kafka.bootstrap_servers must name at least one host:port")
         from .readers import FORMATS
 
         if I.format not in FORMATS:

@@ -132,6 +132,14 @@ class RuleSet:
                 self._by_id[r.id] = r.compile()
         self._index()
 
+    @classmethod
+    def from_compiled(cls, compiled: Iterable["CompiledRule"]) -> "RuleSet":
+        """A rule set over rules compiled already (a subscriber swapping in updates)."""
+        rs = cls()
+        rs._by_id = {c.rule.id: c for c in compiled if c.rule.status == ACTIVE}
+        rs._index()
+        return rs
+
     def _index(self) -> None:
         by_host: dict[str, list[CompiledRule]] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):

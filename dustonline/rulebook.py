@@ -1,0 +1,73 @@
+"""The current rule set, rebuilt from a stream of rule updates (the rules topic).
+
+The learner publishes every rule change as the rule record itself, keyed by rule id: an
+``active`` record adds or replaces, a ``retired`` one removes, and a null value (a
+tombstone, after a candidate is dropped for good) forgets the id, so that a rule learned
+again later starts its versions afresh. Records with a version at or below the one held
+are ignored, which makes replays and duplicate deliveries harmless. No Kafka here: the
+subscriber (stream/subscriber.py) feeds it keys and values, a Java crawler can do the
+same with the same three cases.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import msgspec
+
+from .rules import ACTIVE, CompiledRule, Rule, RuleError, RuleSet
+
+_decode = msgspec.json.Decoder(Rule).decode
+
+
+class RuleBook:
+    __slots__ = ("_rules", "_compiled", "updates")
+
+    def __init__(self, rules: Iterable[Rule] = ()):
+        self._rules: dict[str, Rule] = {}   # newest record per id, retired ones included
+        self._compiled: dict[str, CompiledRule] = {}
+        self.updates = 0
+        for r in rules:
+            self.update(r)
+
+    def update(self, rule: Rule) -> bool:
+        """Apply one record; True when it changed the active set or a version."""
+        cur = self._rules.get(rule.id)
+        if cur is not None and cur.version >= rule.version:
+            return False
+        compiled = rule.compile() if rule.status == ACTIVE else None  # a bad regex raises before any change
+        self._rules[rule.id] = rule
+        if compiled is not None:
+            self._compiled[rule.id] = compiled
+        else:
+            self._compiled.pop(rule.id, None)
+        self.updates += 1
+        return True
+
+    def apply(self, key: bytes | str | None, value: bytes | None) -> bool:
+        """One topic message. Raises RuleError for a value that is not a rule record."""
+        if value is None:
+            rid = key.decode() if isinstance(key, bytes) else key
+            if rid is None:
+                raise RuleError("tombstone without a key")
+            gone = self._rules.pop(rid, None) is not None
+            self._compiled.pop(rid, None)
+            self.updates += gone
+            return gone
+        try:
+            rule = _decode(value)
+        except msgspec.DecodeError as e:
+            raise RuleError(f"not a rule record: {e}") from None
+        if key is not None and (key.decode() if isinstance(key, bytes) else key) != rule.id:
+            raise RuleError(f"message key {key!r} is not the rule's id {rule.id!r}")
+        return self.update(rule)
+
+    def ruleset(self) -> RuleSet:
+        """A new RuleSet of the active rules (rules already compiled are reused)."""
+        return RuleSet.from_compiled(self._compiled.values())
+
+    def rules(self, retired: bool = False) -> list[Rule]:
+        return sorted((r for r in self._rules.values() if retired or r.status == ACTIVE), key=lambda r: r.id)
+
+    def __len__(self) -> int:
+        return len(self._compiled)
