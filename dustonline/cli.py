@@ -7,6 +7,8 @@ Other tools depend on these forms; change them only compatibly:
   dustonline explain --rules RULES.jsonl URL
   dustonline demo
   dustonline generate --events OUT.jsonl[.gz] --truth TRUTH.jsonl[.gz] [--sites N --pages N --seed S]
+  dustonline replay INPUT... [--topic T] [--rate N] [--config FILE]
+  dustonline subscribe [--follow] [--rules-out FILE] [--config FILE]
 """
 
 from __future__ import annotations
@@ -77,6 +79,24 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--pages", type=int, default=20000)
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser("replay", help="publish events from files to the pages topic (Kafka), keyed by site")
+    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files, any format learn reads")
+    s.add_argument("--topic", help="default: kafka.pages_topic of the config")
+    s.add_argument("--rate", type=float, help="events per second at most (default: as fast as possible)")
+    s.add_argument("--config", metavar="FILE")
+    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj"))
+    s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser("subscribe", help="the current rule set from the rules topic (Kafka)")
+    s.add_argument("--follow", action="store_true", help="keep it current until interrupted")
+    s.add_argument("--rules-out", metavar="FILE", help="write the rule set here (rewritten on changes with --follow)")
+    s.add_argument("--snapshot", metavar="FILE", help="start from this rules file before the topic is read")
+    s.add_argument("--config", metavar="FILE")
+    s.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the topic (default: %(default)s)")
+    s.set_defaults(func=cmd_subscribe)
     return p
 
 
@@ -276,6 +296,50 @@ def cmd_generate(args) -> int:
     write_stream(cfg, args.events, args.truth)
     print(f"wrote {args.events} and {args.truth}", file=sys.stderr)
     return 0
+
+
+def cmd_replay(args) -> int:
+    from stream.replay import replay
+
+    cfg = load_config(args.config)
+    bar = _progress(not args.quiet)
+    try:
+        r = replay(args.inputs, cfg, args.topic, args.rate, args.format, args.dead_letter, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    rate = r["sent"] / r["seconds"] if r["seconds"] > 0 else 0.0
+    print(f"sent {r['sent']:,} events to {r['topic']} ({rate:,.0f}/s, {r['seconds']:.1f} s); "
+          f"rejected {r['rejected']:,} {r['rejected_by_reason']}".rstrip(), file=sys.stderr)
+    return 0
+
+
+def cmd_subscribe(args) -> int:
+    from stream.subscriber import RuleSubscriber
+
+    cfg = load_config(args.config)
+    sub = RuleSubscriber(cfg, snapshot=args.snapshot).start()
+    try:
+        if not sub.wait_until_current(args.timeout):
+            print(f"dustonline: error: rules topic {sub.topic} not read within {args.timeout:.0f} s "
+                  f"(broker {cfg.kafka.bootstrap_servers} down, or no such topic?)", file=sys.stderr)
+            return 1
+        last = None
+        while True:
+            rs = sub.rules
+            if rs is not last:
+                if args.rules_out:
+                    n = sub.save_snapshot(args.rules_out)
+                    print(f"{n} active rules -> {args.rules_out}", file=sys.stderr)
+                else:
+                    write_rules(sys.stdout.buffer, rs.rules())
+                    sys.stdout.flush()
+                last = rs
+            if not args.follow:
+                return 0
+            time.sleep(0.5)
+    finally:
+        sub.stop()
 
 
 if __name__ == "__main__":

@@ -16,3 +16,23 @@ def real_data() -> Path:
     if not d.is_dir():
         pytest.fail(f"real crawl data not found at {d}: clone the repo with shared/ beside it or set DUSTONLINE_REAL_DATA")
     return d
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> str:
+    """A real single-node broker (scripts/kafka.sh, KRaft, jars from Maven Central):
+    reused if one is running, else started here and stopped at the end. A broker that
+    cannot be had fails the tests that need it, with kafka.sh's reason, never skips."""
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "kafka.sh"
+    port = os.environ.get("DUSTONLINE_KAFKA_PORT", "9092")
+    started = False
+    if subprocess.run(["bash", str(script), "status"], capture_output=True).returncode != 0:
+        r = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            pytest.fail(f"could not start the local Kafka broker (scripts/kafka.sh start):\n{r.stdout}\n{r.stderr}")
+        started = True
+    yield f"127.0.0.1:{port}"
+    if started:
+        subprocess.run(["bash", str(script), "stop"], capture_output=True, timeout=120)

@@ -1,0 +1,158 @@
+"""Replay and the crawler-side subscriber against a real local broker (no mocks)."""
+
+import json
+import time
+import uuid
+from importlib import resources
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+
+from dustonline import OnlineLearner
+from dustonline.config import config_from_dict
+from dustonline.readers import Rejected, read_events
+from dustonline.rules import ACTIVE, RETIRED
+from stream.publish import forget_rule, publish_rules
+from stream.replay import replay
+from stream.subscriber import RuleSubscriber
+
+
+def cfg_for(broker, **topics):
+    name = uuid.uuid4().hex[:8]
+    kafka = {"bootstrap_servers": broker, "pages_topic": f"t{name}.pages", "rules_topic": f"t{name}.rules",
+             "dlq_topic": f"t{name}.dlq", **topics}
+    return config_from_dict({"kafka": kafka})
+
+
+@pytest.fixture(scope="module")
+def learned():
+    """The learner's own change stream on the bundled sample: every activation and
+    retirement it published, in order, and the rule set it ended with."""
+    sample = resources.files("dustonline") / "data" / "sample-stream.jsonl.gz"
+    learner = OnlineLearner()
+    changes = []
+    for ev in read_events([str(sample)]):
+        if not isinstance(ev, Rejected):
+            changes += learner.learn_one(ev)
+    changes += learner.flush()
+    urls = [ev.url for ev in read_events([str(sample)]) if not isinstance(ev, Rejected)]
+    return changes, learner.ruleset(), urls
+
+
+def _producer(broker):
+    return KafkaProducer(bootstrap_servers=broker, acks="all")
+
+
+def test_subscriber_follows_the_learners_rule_changes(kafka_broker, learned):
+    changes, final, urls = learned
+    assert len(changes) > len(final)  # activations and retirements, not just the end state
+    cfg = cfg_for(kafka_broker)
+    prod = _producer(kafka_broker)
+    publish_rules(prod, cfg.kafka.rules_topic, changes)
+    prod.flush()
+    with RuleSubscriber(cfg) as sub:
+        assert sub.wait_until_current(30)
+        got = sub.rules
+        assert sorted((r.id, r.version, r.context) for r in got.rules()) == sorted(
+            (r.id, r.version, r.context) for r in final.rules())
+        differ = [u for u in urls if sub.canonicalize(u) != final.canonicalize(u)]
+        assert differ == []
+
+
+def test_versions_retirements_tombstones_and_garbage(kafka_broker, learned):
+    changes, final, _ = learned
+    rule = final.rules()[0]
+    cfg = cfg_for(kafka_broker)
+    topic = cfg.kafka.rules_topic
+    prod = _producer(kafka_broker)
+    publish_rules(prod, topic, [rule])
+    prod.send(topic, key=b"r-garbage", value=b"\x00\xffnot json")  # a bad record: counted, skipped
+    stale = rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": rule.version - 1,
+                              "context": "^never$"})
+    publish_rules(prod, topic, [stale])  # an older version: ignored
+    prod.flush()
+    with RuleSubscriber(cfg) as sub:
+        assert sub.wait_until_current(30)
+        assert rule.id in sub.rules and sub.rejected == 1
+        assert sub.rules.rules()[0].context == rule.context
+        # retirement with a higher version removes it; the crawler sees it within a poll
+        retired = rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__},
+                                    "version": rule.version + 1, "status": RETIRED})
+        publish_rules(prod, topic, [retired])
+        prod.flush()
+        deadline = time.time() + 10
+        while rule.id in sub.rules and time.time() < deadline:
+            time.sleep(0.05)
+        assert rule.id not in sub.rules
+        # a tombstone forgets the id: the same rule learned again from version 1 is taken
+        forget_rule(prod, topic, rule.id)
+        again = rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": 1,
+                                  "status": ACTIVE})
+        publish_rules(prod, topic, [again])
+        prod.flush()
+        deadline = time.time() + 10
+        while rule.id not in sub.rules and time.time() < deadline:
+            time.sleep(0.05)
+        assert rule.id in sub.rules
+
+
+def test_snapshot_serves_before_the_topic_and_seen_dedups(kafka_broker, learned, tmp_path):
+    _, final, _ = learned
+    snap = tmp_path / "rules.jsonl"
+    final.save(snap)
+    cfg = cfg_for(kafka_broker)  # an empty topic that does not even exist yet
+    sub = RuleSubscriber(cfg, snapshot=snap)  # not started: the snapshot alone answers
+    r = final.rules()[0]
+    url = f"http://{r.hosts[0]}/x"
+    assert sub.canonicalize(url) == final.canonicalize(url)
+    assert len(sub.rules) == len(final)
+    www = "http://www.example.org/a"
+    assert sub.seen(www) is False and sub.seen(www) is True
+
+
+def test_replay_keys_by_site_and_dead_letters_bad_lines(kafka_broker, tmp_path):
+    src = tmp_path / "events.jsonl"
+    good = [{"url": f"http://www.shop{i % 3}.co.uk/p/{i}", "ts": 1.7e9 + i, "digest": f"sha1:D{i}"} for i in range(50)]
+    lines = [json.dumps(e) for e in good]
+    lines.insert(10, "{not json")
+    lines.insert(20, json.dumps({"url": "ftp://x.org/f", "ts": 1.7e9}))
+    src.write_text("\n".join(lines) + "\n")
+    cfg = cfg_for(kafka_broker)
+    dead = tmp_path / "dead.jsonl"
+    r = replay([str(src)], cfg, dead_letter=str(dead))
+    assert r["sent"] == 50 and r["rejected"] == 2
+    reasons = sorted(json.loads(line)["reason"] for line in dead.read_text().splitlines())
+    assert reasons == ["bad-json", "not-http"]
+    c = KafkaConsumer(cfg.kafka.pages_topic, bootstrap_servers=kafka_broker, auto_offset_reset="earliest",
+                      group_id=None, consumer_timeout_ms=5000)
+    got = [(m.key.decode(), json.loads(m.value)["url"]) for m in c]
+    c.close()
+    assert len(got) == 50
+    assert all(key == url.split("/")[2].removeprefix("www.") for key, url in got)  # registered domain
+    assert {json.loads(line)["url"] for line in lines if line.startswith('{"url": "http')} == {u for _, u in got}
+
+
+def test_cli_subscribe_writes_the_current_rule_set(kafka_broker, learned, tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    changes, final, _ = learned
+    cfg = cfg_for(kafka_broker)
+    prod = _producer(kafka_broker)
+    publish_rules(prod, cfg.kafka.rules_topic, changes)
+    prod.flush()
+    conf = tmp_path / "svc.yaml"
+    conf.write_text(yaml.safe_dump({"kafka": {"bootstrap_servers": kafka_broker, "rules_topic": cfg.kafka.rules_topic}}))
+    out = tmp_path / "rules.jsonl"
+    r = subprocess.run([sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--rules-out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    from dustonline.rules import read_rules
+
+    assert sorted(r.id for r in read_rules(out)) == sorted(r.id for r in final.rules())
+    conf.write_text(yaml.safe_dump({"kafka": {"bootstrap_servers": "127.0.0.1:1", "rules_topic": "x"}}))
+    down = subprocess.run([sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--timeout", "3"],
+                          capture_output=True, text=True, timeout=120)
+    assert down.returncode == 1 and "not read within 3 s" in down.stderr  # no broker: a clear error
