@@ -156,3 +156,37 @@ def test_cli_subscribe_writes_the_current_rule_set(kafka_broker, learned, tmp_pa
     down = subprocess.run([sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--timeout", "3"],
                           capture_output=True, text=True, timeout=120)
     assert down.returncode == 1 and "not read within 3 s" in down.stderr  # no broker: a clear error
+
+
+def test_subscriber_survives_a_broker_restart(kafka_broker, learned):
+    """The broker goes away and comes back: the crawler keeps canonicalizing with the rules
+    it has meanwhile, and picks up what is published after the restart."""
+    import subprocess
+    from pathlib import Path
+
+    _, final, _ = learned
+    first, later = final.rules()[0], final.rules()[1]
+    cfg = cfg_for(kafka_broker)
+    prod = _producer(kafka_broker)
+    publish_rules(prod, cfg.kafka.rules_topic, [first])
+    prod.flush()
+    prod.close()
+    script = Path(__file__).resolve().parents[1] / "scripts" / "kafka.sh"
+    with RuleSubscriber(cfg) as sub:
+        assert sub.wait_until_current(30) and first.id in sub.rules
+        subprocess.run(["bash", str(script), "stop"], check=True, capture_output=True, timeout=120)
+        try:
+            time.sleep(3)
+            url = f"http://{first.hosts[0]}/x"
+            assert sub.canonicalize(url) == final.canonicalize(url)  # still serving, from memory
+        finally:
+            r = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=900)
+            assert r.returncode == 0, r.stderr
+        prod = _producer(kafka_broker)
+        publish_rules(prod, cfg.kafka.rules_topic, [later])
+        prod.flush()
+        prod.close()
+        deadline = time.time() + 60
+        while later.id not in sub.rules and time.time() < deadline:
+            time.sleep(0.2)
+        assert later.id in sub.rules and first.id in sub.rules
