@@ -81,16 +81,22 @@ class _Cand:
         self.compiled = CompiledRule(_as_rule(rec))
 
 
-def _as_rule(rec: dict) -> Rule:
-    nsupp, nci = rec["nsupp"], rec["nci"]
+def _as_rule(rec: dict, published: bool = False) -> Rule:
+    """The rule of a candidate record: with its live counts, or (``published``) as last
+    published, which is what subscribers of the rules topic hold."""
+    pub = rec.get("pub") if published else None
+    if pub is not None:
+        support, rate, freq = pub
+    else:
+        support, rate, freq = rec["nsupp"], round(fpr(rec["nsupp"], rec["nci"]), 6), rec["freq"]
     return Rule(
         id=rec["id"],
         hosts=list(rec["hosts"]),
         context=rec["context"],
         transformation=rec["transformation"],
-        support=nsupp,
-        fpr=round(fpr(nsupp, nci), 6),
-        freq=rec["freq"],
+        support=support,
+        fpr=rate,
+        freq=freq,
         version=rec["version"],
         status=ACTIVE if rec["status"] == ACTIVE else RETIRED,
         updated=rec["updated"],
@@ -124,6 +130,10 @@ class OnlineLearner:
         self.index = ClusterIndex(s, C.simhash_distance, C.canonical_hints, urls=self.urls, clusters=self.clusters)
         self.groups, self.cands_t = s.table("group"), s.table("cand")
         self.vcount = s.table("vcount", filtered=True)
+        # last published version of dropped candidates: a rule learned again continues
+        # its versions, so "newer version wins" holds for subscribers and for the
+        # worker group's merge of partitions (rulemerge.py)
+        self.versions = s.table("ver")
         self.clock: float = m.get("clock", 0.0)
         self.next_sweep: float | None = m.get("next_sweep")
         self.stats = msgspec.convert(m.get("stats", {}), Stats)
@@ -193,9 +203,17 @@ class OnlineLearner:
                 self._refresh_group(sid, out)
             self._dirty_groups.clear()
 
+    @property
+    def derivation_pending(self) -> bool:
+        """Changes learned whose rules are not derived yet (``flush`` would derive them)."""
+        return bool(self._dirty_clusters or self._dirty_groups)
+
     def rules(self) -> list[Rule]:
-        """The active rule set, ordered as crawlers apply it."""
-        return sorted((_as_rule(c.rec) for c in self._cands.values() if c.rec["status"] == ACTIVE), key=rule_order)
+        """The active rule set, ordered as crawlers apply it: each rule as last published
+        (support, fpr and freq at its last change), so a file written from here and a
+        rule set built from the published changes (the rules topic) are the same."""
+        return sorted((_as_rule(c.rec, published=True) for c in self._cands.values() if c.rec["status"] == ACTIVE),
+                      key=rule_order)
 
     def ruleset(self) -> RuleSet:
         return RuleSet(self.rules())
@@ -212,6 +230,10 @@ class OnlineLearner:
             "candidates": len(self._cands),
             "active_rules": active,
         }
+
+    def close(self) -> None:
+        """Close the store (a temporary store is removed)."""
+        self.store.close()
 
     def checkpoint(self) -> None:
         """Make all state durable (call before exit; the CLI does)."""
@@ -358,7 +380,7 @@ class OnlineLearner:
             rec = {
                 "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
                 "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
-                "version": 0, "status": CANDIDATE, "updated": self.clock, "epoch": 0,
+                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": 0,
             }
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
@@ -413,6 +435,8 @@ class OnlineLearner:
         if was_active:
             self._publish(cand.rec, RETIRED, out)
         self.cands_t.pop(rid)
+        if cand.rec["version"]:
+            self.versions[rid] = cand.rec["version"]
         if was_active:
             self._recheck_redundant(cand.rec["hosts"], out)
 
@@ -529,8 +553,9 @@ class OnlineLearner:
         rec["status"] = status
         rec["version"] += 1
         rec["updated"] = self.clock
-        self.cands_t[rec["id"]] = rec
         r = _as_rule(rec)
+        rec["pub"] = [r.support, r.fpr, r.freq]
+        self.cands_t[rec["id"]] = rec
         out.append(r)
 
     # ------------------------------------------------------------------ redundancy (Alg. 6)

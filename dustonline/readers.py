@@ -352,3 +352,18 @@ def read_events(
         sources = [sources]
     for src in sources:
         yield from _read_source(src, fmt, max_url_length)
+
+
+def parse_message(raw: bytes | None, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> FetchEvent:
+    """One message value of the pages topic -> FetchEvent, or BadEvent with the reason
+    (the same events and reasons as a JSON-lines file; Heritrix KafkaCrawlLogFeed too)."""
+    if not raw:
+        raise BadEvent("bad-json", "empty message")
+    ev = _fast_jsonl(max_url_length)(raw)
+    if ev is not None:
+        return ev
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadEvent("undecodable", str(e)[:200]) from None
+    return event_from_dict(_parse_jsonl(text), max_url_length)

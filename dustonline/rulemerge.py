@@ -1,0 +1,101 @@
+"""One rule set from the rule changes of many partition learners (DustLin-MR's reduce).
+
+A worker group learns each partition of the pages topic on its own, so one rule id can
+come from several partitions: a rule of one URL shape validated on the sites of each.
+The merged rule applies to the union of the hosts that validated it. No partition's
+hosts are given a context that partition did not validate: when partitions disagree on
+the context of an id (a free slot's class learned from different values), the context
+with the most support wins and only the hosts that learned it get the rule.
+
+Versions: a merged record's version is the sum of the latest versions of its partials.
+Each partition's versions only grow (learner.py keeps them across drops), so the sum
+grows with every change, and it is the same number for the same partials whatever order
+they arrived in: a replay, or a worker that restarts and re-sends, publishes nothing a
+subscriber would take for new. Pure and Kafka-free: the worker (stream/worker.py) keeps
+the state in a Faust table, ``dustonline learn --partitions`` in memory.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import msgspec
+
+from .rules import ACTIVE, RETIRED, Rule, rule_order
+
+_enc = msgspec.json.Encoder()
+_dec = msgspec.json.Decoder(dict[str, Rule])
+
+
+def merge(partials: dict[str, Rule]) -> Rule:
+    """The merged record of one rule id from its latest partial per partition."""
+    version = sum(r.version for r in partials.values())
+    active = sorted(((int(p), r) for p, r in partials.items() if r.status == ACTIVE), key=lambda pr: pr[0])
+    if not active:
+        last = max(partials.values(), key=lambda r: (r.updated, r.version))
+        return Rule(id=last.id, hosts=sorted({h for r in partials.values() for h in r.hosts}), context=last.context,
+                    transformation=last.transformation, support=0, fpr=0.0, freq=0, version=version,
+                    status=RETIRED, updated=max(r.updated for r in partials.values()))
+    by_sig: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+    for p, r in active:
+        by_sig.setdefault((r.context, r.transformation), []).append((p, r))
+
+    def strength(item) -> tuple:
+        members = item[1]
+        return (sum(r.support for _, r in members), -min(p for p, _ in members))
+
+    (context, transformation), members = max(by_sig.items(), key=strength)
+    rules = [r for _, r in members]
+    support = sum(r.support for r in rules)
+    bad_pairs = sum(r.fpr * r.support for r in rules)
+    return Rule(
+        id=rules[0].id,
+        hosts=sorted({h for r in rules for h in r.hosts}),
+        context=context,
+        transformation=transformation,
+        support=support,
+        fpr=round(bad_pairs / support, 6) if support else 0.0,
+        freq=sum(r.freq for r in rules),
+        version=version,
+        status=ACTIVE,
+        updated=max(r.updated for r in rules),
+    )
+
+
+class RuleMerger:
+    """Latest partial per (rule id, partition) -> merged rule changes to publish."""
+
+    def __init__(self):
+        self._partials: dict[str, dict[str, Rule]] = {}
+
+    def apply(self, partition: int, rule: Rule, partials: dict[str, Rule] | None = None) -> Rule | None:
+        """One partial; returns the merged record to publish, or None if nothing changed
+        (an old or repeated partial). ``partials`` is the id's stored state, for callers
+        that keep it elsewhere (a Faust table); it is updated in place."""
+        if partials is None:
+            partials = self._partials.setdefault(rule.id, {})
+        key = str(partition)
+        cur = partials.get(key)
+        if cur is not None and cur.version >= rule.version:
+            return None
+        partials[key] = rule
+        return merge(partials)
+
+    def rules(self) -> list[Rule]:
+        merged = (merge(p) for p in self._partials.values())
+        return sorted((r for r in merged if r.status == ACTIVE), key=rule_order)
+
+
+def encode_partials(partials: dict[str, Rule]) -> bytes:
+    return _enc.encode(partials)
+
+
+def decode_partials(raw: bytes | None) -> dict[str, Rule]:
+    return _dec.decode(raw) if raw else {}
+
+
+def merged_rules(changes_by_partition: Iterable[tuple[int, Rule]]) -> list[Rule]:
+    m = RuleMerger()
+    for p, r in changes_by_partition:
+        m.apply(p, r)
+    return m.rules()
