@@ -9,6 +9,8 @@ Other tools depend on these forms; change them only compatibly:
   dustonline generate --events OUT.jsonl[.gz] --truth TRUTH.jsonl[.gz] [--sites N --pages N --seed S]
   dustonline replay INPUT... [--topic T] [--rate N] [--config FILE]
   dustonline subscribe [--follow] [--rules-out FILE] [--config FILE]
+  dustonline worker [--config FILE]
+  dustonline canonicalize --from-topic [--config FILE] [INPUT]
 """
 
 from __future__ import annotations
@@ -49,10 +51,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj"), help="input format (default: auto per file)")
     s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE", help="rejected records with reasons (default: %(default)s)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--partitions", type=int, metavar="N",
+                   help="learn as a worker group on a pages topic of N partitions does (one learner per partition)")
     s.set_defaults(func=cmd_learn)
 
     s = sub.add_parser("canonicalize", help="one canonical key per input URL line")
-    s.add_argument("--rules", required=True, metavar="RULES.jsonl")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--rules", metavar="RULES.jsonl")
+    src.add_argument("--from-topic", action="store_true", help="the live rule set from the rules topic (Kafka)")
+    s.add_argument("--config", metavar="FILE", help="with --from-topic: broker and topic names")
+    s.add_argument("--timeout", type=float, default=60.0, help="with --from-topic: seconds to wait for the topic")
     s.add_argument("input", nargs="?", default="-", metavar="INPUT", help="URLs, one per line (default: stdin)")
     s.set_defaults(func=cmd_canonicalize)
 
@@ -97,6 +105,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--config", metavar="FILE")
     s.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the topic (default: %(default)s)")
     s.set_defaults(func=cmd_subscribe)
+
+    s = sub.add_parser("worker", help="run a learning worker on the pages topic (Kafka, Faust); several form a group")
+    s.add_argument("--config", metavar="FILE", help="YAML config; the kafka section names broker, topics, group")
+    s.add_argument("--data-dir", metavar="DIR", help="local state directory (default: kafka.data_dir)")
+    s.add_argument("--web-port", type=int, metavar="PORT", help="Prometheus /metrics port (default: kafka.web_port; 0 = off)")
+    s.set_defaults(func=cmd_worker)
     return p
 
 
@@ -111,16 +125,23 @@ def tune_gc() -> None:
     gc.set_threshold(gen0, gen1, 1000)
 
 
-def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=True):
-    """Feed every event of ``inputs`` to an OnlineLearner; returns (learner, dead letters, seconds)."""
+def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=True, partitions=None):
+    """Feed every event of ``inputs`` to an OnlineLearner (or one per partition, as the
+    worker group learns); returns (learner, dead letters, seconds)."""
     from .deadletter import DeadLetter
     from .learner import OnlineLearner
+    from .partitions import PartitionedLearner
     from .readers import Rejected, read_events
     from .store import rocks_store
 
     tune_gc()
-    store = rocks_store(state, cfg.storage.cache_entries)
-    learner = OnlineLearner(cfg, store)
+    if partitions:
+        if partitions < 1:
+            raise ValueError(f"--partitions must be >= 1, got {partitions}")
+        learner = PartitionedLearner(cfg, partitions, lambda p: rocks_store(
+            None if state is None else Path(state) / f"p{p}", cfg.storage.cache_entries))
+    else:
+        learner = OnlineLearner(cfg, rocks_store(state, cfg.storage.cache_entries))
     dlq = DeadLetter(dead_letter)
     bar = _progress(progress)
     t0 = time.perf_counter()
@@ -151,11 +172,12 @@ def _progress(enabled: bool):
 
 def cmd_learn(args) -> int:
     cfg = load_config(args.config)
-    learner, dlq, secs = run_learner(args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet)
+    learner, dlq, secs = run_learner(args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet,
+                                     args.partitions)
     rules = learner.rules()
     n = write_rules(args.rules_out, rules)
     s = learner.summary()
-    learner.store.close()
+    learner.close()
     rate = s["events"] / secs if secs > 0 else 0.0
     lines = [
         f"events      {s['events'] + dlq.total:>10,}  ({rate:,.0f}/s, {secs:.1f} s)",
@@ -176,7 +198,19 @@ def cmd_learn(args) -> int:
 def cmd_canonicalize(args) -> int:
     from .events import BadEvent, check_url
 
-    rs = RuleSet.load(args.rules)
+    if args.from_topic:
+        from stream.subscriber import RuleSubscriber
+
+        cfg = load_config(args.config)
+        with RuleSubscriber(cfg) as live:
+            if not live.wait_until_current(args.timeout):
+                print(f"dustonline: error: rules topic {live.topic} not read within {args.timeout:.0f} s "
+                      f"(broker {cfg.kafka.bootstrap_servers} down, or no such topic?)", file=sys.stderr)
+                return 1
+            rs = live.rules
+        print(f"dustonline: {len(rs.rules())} active rules from {cfg.kafka.rules_topic}", file=sys.stderr)
+    else:
+        rs = RuleSet.load(args.rules)
     src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="replace")
     out = sys.stdout
     warned = 0
@@ -340,6 +374,23 @@ def cmd_subscribe(args) -> int:
             time.sleep(0.5)
     finally:
         sub.stop()
+
+
+def cmd_worker(args) -> int:
+    try:
+        from stream.worker import Worker
+    except ImportError as e:
+        print(f"dustonline: error: the worker needs the stream extra: pip install 'dustonline[stream]' ({e})",
+              file=sys.stderr)
+        return 2
+    cfg = load_config(args.config)
+    if args.data_dir:
+        cfg.kafka.data_dir = args.data_dir
+    if args.web_port is not None:
+        cfg.kafka.web_port = args.web_port
+    tune_gc()
+    Worker(cfg.check()).run()
+    return 0
 
 
 if __name__ == "__main__":

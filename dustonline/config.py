@@ -63,6 +63,23 @@ class Kafka(_Section):
     rules_topic: str = "dust.rules"       # compacted: key = rule id, value = rule JSON, null = forget
     dlq_topic: str = "dust.pages.dlq"     # rejected events with the reason
     client_id: str = "dustonline"
+    # the worker (dustonline worker, stream/worker.py)
+    group_id: str = "dustonline"          # consumer group = Faust app id: workers sharing it split the partitions
+    partitions: int = 4                   # pages topic (and state changelog) partitions when the worker creates them
+    replication_factor: int = 1           # for the topics the worker creates (3 on a real cluster)
+    processing_guarantee: str = "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/worker.py)
+    checkpoint_every: int = 2000          # events of a partition between state checkpoints (state + offsets, atomically)
+    idle_flush_seconds: float = 1.0       # a partition idle this long derives its pending rules and checkpoints
+    data_dir: str = "dustonline-worker-data"  # local RocksDB of the worker's Faust tables
+    web_port: int = 6066                  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
+    # a real cluster: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; SASL mechanism PLAIN or SCRAM-SHA-256/512
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str = ""
+    sasl_username: str = ""
+    sasl_password: str = ""               # or the environment variable DUSTONLINE_SASL_PASSWORD
+    ssl_cafile: str = ""
+    ssl_certfile: str = ""
+    ssl_keyfile: str = ""
 
 
 class Config(_Section):
@@ -106,6 +123,22 @@ class Config(_Section):
                 problems.append(f"kafka.{name} must be 1-249 characters of [a-zA-Z0-9._-], got {topic!r}")
         if not K.bootstrap_servers.strip():
             problems.append("kafka.bootstrap_servers must name at least one host:port")
+        _positive(problems, "kafka.partitions", K.partitions, low=1)
+        _positive(problems, "kafka.replication_factor", K.replication_factor, low=1)
+        _positive(problems, "kafka.checkpoint_every", K.checkpoint_every, low=1)
+        if K.idle_flush_seconds <= 0:
+            problems.append(f"kafka.idle_flush_seconds must be > 0, got {K.idle_flush_seconds}")
+        if K.processing_guarantee != "at_least_once":
+            problems.append(f"kafka.processing_guarantee must be 'at_least_once' (learner state is exactly-once through "
+                            f"atomic checkpoints; Faust's transactions are not used), got {K.processing_guarantee!r}")
+        if K.security_protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+            problems.append(f"kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got {K.security_protocol!r}")
+        if K.security_protocol.startswith("SASL") and K.sasl_mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+            problems.append(f"kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with {K.security_protocol}, got {K.sasl_mechanism!r}")
+        if not 0 <= K.web_port <= 65535:
+            problems.append(f"kafka.web_port must be in [0, 65535], got {K.web_port}")
+        if not K.group_id or any(not (c.isalnum() or c in "._-") for c in K.group_id):
+            problems.append(f"kafka.group_id must be characters of [a-zA-Z0-9._-], got {K.group_id!r}")
         from .readers import FORMATS
 
         if I.format not in FORMATS:

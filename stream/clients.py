@@ -1,8 +1,23 @@
-"""kafka-python producers from the one config (``configs/*.yaml``); the subscriber builds its own consumer."""
+"""kafka-python clients from the one config (``configs/*.yaml``): the broker, and SASL/SSL
+settings for a real cluster, in one place for producers and consumers."""
 
 from __future__ import annotations
 
+import os
+
 from dustonline.config import Config
+
+
+def security(cfg: Config) -> dict:
+    K = cfg.kafka
+    opts: dict = {"security_protocol": K.security_protocol}
+    if K.security_protocol.endswith("SSL"):
+        opts.update({k: v for k, v in (("ssl_cafile", K.ssl_cafile), ("ssl_certfile", K.ssl_certfile),
+                                       ("ssl_keyfile", K.ssl_keyfile)) if v})
+    if K.security_protocol.startswith("SASL"):
+        opts.update(sasl_mechanism=K.sasl_mechanism, sasl_plain_username=K.sasl_username,
+                    sasl_plain_password=K.sasl_password or os.environ.get("DUSTONLINE_SASL_PASSWORD", ""))
+    return opts
 
 
 def producer(cfg: Config, **extra):
@@ -10,7 +25,6 @@ def producer(cfg: Config, **extra):
 
     K = cfg.kafka
     opts = dict(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id,
-                acks="all", linger_ms=20, batch_size=256 * 1024, retries=10)
+                acks="all", linger_ms=20, batch_size=256 * 1024, retries=10, **security(cfg))
     opts.update(extra)
     return KafkaProducer(**opts)
-

@@ -21,6 +21,10 @@ def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: f
            fmt: str | None = None, dead_letter: str | None = None, progress=None, producer=None) -> dict:
     topic = topic or cfg.kafka.pages_topic
     own = producer is None
+    if own and topic == cfg.kafka.pages_topic:
+        from .admin import ensure_topics
+
+        ensure_topics(cfg)
     prod = producer if producer is not None else clients.producer(cfg)
     dlq = DeadLetter(dead_letter)
     sent = 0

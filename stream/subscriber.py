@@ -20,6 +20,8 @@ from dustonline.config import Config
 from dustonline.rulebook import RuleBook
 from dustonline.rules import RuleError, RuleSet, read_rules, write_rules
 
+from . import clients
+
 log = logging.getLogger("dustonline.subscriber")
 
 
@@ -105,7 +107,8 @@ class RuleSubscriber:
 
         K = self.cfg.kafka
         c = KafkaConsumer(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id + "-subscriber",
-                          group_id=None, enable_auto_commit=False, auto_offset_reset="earliest")
+                          group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
+                          **clients.security(self.cfg))
         parts = c.partitions_for_topic(self.topic)
         if not parts:
             c.close()

@@ -1,0 +1,43 @@
+"""What a service owner watches, on the worker's Prometheus endpoint (``/metrics``).
+
+Faust's own sensor adds its message, commit and send figures; these are the learner's:
+events and rejected events by reason (rates in PromQL), lag per partition, clusters,
+URLs and active rules per partition, rule changes by status, checkpoint time.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+
+class WorkerMetrics:
+    def __init__(self, registry: CollectorRegistry = REGISTRY):
+        r = registry
+        self.events = Counter("dustonline_events", "events read from the pages topic", registry=r)
+        self.rejected = Counter("dustonline_rejected_events", "events sent to the dead-letter topic", ["reason"], registry=r)
+        self.rule_changes = Counter("dustonline_rule_changes", "rule records published", ["status"], registry=r)
+        self.checkpoints = Counter("dustonline_checkpoints", "state checkpoints written", registry=r)
+        self.checkpoint_records = Counter("dustonline_checkpoint_records", "state records written to the changelog", registry=r)
+        self.checkpoint_bytes = Histogram("dustonline_checkpoint_bytes", "size of a checkpoint's changelog batch",
+                                          buckets=(1e4, 1e5, 1e6, 4e6, 16e6, 64e6), registry=r)
+        self.checkpoint_seconds = Histogram("dustonline_checkpoint_seconds", "time to write a checkpoint", registry=r)
+        self.lag = Gauge("dustonline_lag_events", "pages events not yet learned", ["partition"], registry=r)
+        self.partitions = Gauge("dustonline_partitions", "pages partitions assigned to this worker", registry=r)
+        self.clusters = Gauge("dustonline_clusters", "dup-clusters in the window", ["partition"], registry=r)
+        self.urls = Gauge("dustonline_urls", "URLs in the window", ["partition"], registry=r)
+        self.active_rules = Gauge("dustonline_active_rules", "active rules", ["partition"], registry=r)
+        self.candidates = Gauge("dustonline_candidate_rules", "candidate rules", ["partition"], registry=r)
+
+    def set_learner(self, partition: int, summary: dict) -> None:
+        p = str(partition)
+        self.clusters.labels(partition=p).set(summary.get("clusters", 0))
+        self.urls.labels(partition=p).set(summary.get("urls", 0))
+        self.active_rules.labels(partition=p).set(summary.get("active_rules", 0))
+        self.candidates.labels(partition=p).set(summary.get("candidates", 0))
+
+
+def expose(app) -> None:
+    """``/metrics`` on the Faust web server, with Faust's sensor figures and ours."""
+    from faust.sensors.prometheus import setup_prometheus_sensors
+
+    setup_prometheus_sensors(app, pattern="/metrics", name_prefix="dustonline_faust")

@@ -1,0 +1,138 @@
+"""The learner's store on a Faust table: one partition's slice of a RocksDB-backed table
+with a changelog topic, written only at checkpoints.
+
+The learner buffers its writes (``dustonline.store``) and expects a checkpoint to be a
+consistency point. Faust writes a table key to its changelog as soon as it is set, and
+commits offsets on its own schedule; a learner writing straight into the table would let
+a crash keep the state of events whose offsets were never committed, and count them
+twice on replay. So writes between checkpoints stay in an overlay here; ``commit`` puts
+them into the table's local RocksDB in one batch and hands them to the worker for the
+changelog partition, with the last source offset they cover. The worker acks the source events only after that,
+so with ``exactly_once`` Faust commits state, offsets and the offset marker in one
+transaction, and a restarted or replacement worker restores exactly a checkpoint.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any, Iterator
+
+from dustonline.store import _Backend
+
+OFFSET_KEY = b"\x01dustonline\x00offset"  # sorts before every table prefix (a letter)
+
+
+class FaustTableBackend(_Backend):
+    def __init__(self, table, partition: int):
+        self.table = table
+        self.partition = partition
+        self.db = table.data._db_for_partition(partition)  # faust's rocksdict.Rdict (raw mode)
+        self._overlay: dict[bytes, bytes | None] = {}
+        self._sorted: list[bytes] | None = None
+        self.sent = 0  # changelog records sent (metrics)
+
+    # ------------------------------------------------------------ reads
+    def get(self, key: bytes) -> bytes | None:
+        ov = self._overlay
+        if key in ov:
+            return ov[key]
+        return self.db.get(key)
+
+    def _overlay_range(self, prefix: bytes) -> list[bytes]:
+        if self._sorted is None:
+            self._sorted = sorted(self._overlay)
+        keys = self._sorted
+        i = bisect.bisect_left(keys, prefix)
+        j = i
+        while j < len(keys) and keys[j].startswith(prefix):
+            j += 1
+        return keys[i:j]
+
+    def _db_range(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        it = self.db.iter()
+        it.seek(prefix)
+        while it.valid():
+            k = it.key()
+            if not k.startswith(prefix):
+                break
+            yield k, it.value()
+            it.next()
+
+    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """Stored entries merged with the overlay (which wins), in key order."""
+        ov = self._overlay
+        mine = self._overlay_range(prefix)
+        i = 0
+        for k, v in self._db_range(prefix):
+            while i < len(mine) and mine[i] < k:
+                if ov[mine[i]] is not None:
+                    yield mine[i], ov[mine[i]]
+                i += 1
+            if i < len(mine) and mine[i] == k:
+                if ov[k] is not None:
+                    yield k, ov[k]
+                i += 1
+            else:
+                yield k, v
+        for k in mine[i:]:
+            if ov[k] is not None:
+                yield k, ov[k]
+
+    def scan_keys(self, prefix: bytes) -> Iterator[bytes]:
+        for k, _ in self.scan(prefix):
+            yield k
+
+    # ------------------------------------------------------------ writes (overlay)
+    def write(self, prefix: bytes, pending: dict[str, Any], deleted: Any, encode) -> None:
+        ov = self._overlay
+        for k, v in pending.items():
+            ov[prefix + k.encode()] = None if v is deleted else encode(v)
+        self._sorted = None
+
+    def delete_range(self, start: bytes, end: bytes) -> None:
+        ov = self._overlay
+        it = self.db.iter()
+        it.seek(start)
+        while it.valid():
+            k = it.key()
+            if k >= end:
+                break
+            ov[k] = None
+            it.next()
+        for k in [k for k in ov if start <= k < end]:
+            ov[k] = None
+        self._sorted = None
+
+    def sync(self) -> None:
+        """Nothing: durability comes with ``commit`` (a checkpoint of the worker)."""
+
+    def close(self) -> None:
+        self._overlay.clear()
+
+    # ------------------------------------------------------------ checkpoint
+    @property
+    def applied_offset(self) -> int:
+        """The last source offset the stored state includes (-1: none)."""
+        raw = self.db.get(OFFSET_KEY)
+        return int(raw) if raw is not None else -1
+
+    def commit(self, source_offset: int) -> list[tuple[bytes, bytes | None]]:
+        """Overlay -> local RocksDB in one atomic batch, with the source offset it covers.
+        Returns the records for the changelog partition (the caller sends them in
+        batches: Faust's one-message-at-a-time path measured ~7k records/s)."""
+        from rocksdict import WriteBatch
+
+        ov = self._overlay
+        ov[OFFSET_KEY] = str(source_offset).encode()
+        wb = WriteBatch(raw_mode=True)
+        for k, v in ov.items():
+            if v is None:
+                wb.delete(k)
+            else:
+                wb.put(k, v)
+        self.db.write(wb)
+        records = list(ov.items())
+        self.sent += len(records)
+        self._overlay = {}
+        self._sorted = None
+        return records
