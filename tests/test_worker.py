@@ -27,7 +27,7 @@ from dustonline.partitions import PartitionedLearner
 from stream.replay import replay
 from stream.subscriber import RuleSubscriber
 
-from workerutil import WorkerProc, learned_all, partitions_state, service_config, wait_until
+from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until
 
 pytestmark = pytest.mark.slow
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"

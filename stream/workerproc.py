@@ -1,5 +1,5 @@
-"""Running real ``dustonline worker`` processes against the suite's broker, for the tests
-of the service (tests/test_worker.py) and the end-to-end benchmark."""
+"""Real ``dustonline worker`` processes in subprocesses, watched through their state
+endpoint: for the service tests (tests/test_worker.py) and the end-to-end benchmark."""
 
 from __future__ import annotations
 
@@ -23,15 +23,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def service_config(broker: str, tmp: Path, partitions: int, **learning) -> Path:
-    """A config file with topics and group of their own (every test starts clean)."""
+def service_config(broker: str, tmp: Path, partitions: int, learning: dict | None = None, **kafka) -> Path:
+    """A config file with topics and group of their own (every run starts clean)."""
     name = "w" + uuid.uuid4().hex[:8]
     data = {
-        "learning": {"min_freq": 3, "min_supp": 3, **learning},
+        "learning": {"min_freq": 3, "min_supp": 3} if learning is None else learning,
         "kafka": {
             "bootstrap_servers": broker, "pages_topic": f"{name}.pages", "rules_topic": f"{name}.rules",
             "dlq_topic": f"{name}.dlq", "group_id": name, "partitions": partitions,
-            "checkpoint_every": 500, "idle_flush_seconds": 1.0,
+            "checkpoint_every": 500, "idle_flush_seconds": 1.0, **kafka,
         },
     }
     path = tmp / f"{name}.yaml"

@@ -1,0 +1,233 @@
+"""End to end through Kafka: one worker against the embedded learner, in the same run.
+
+    python benchmarks/bench_stream.py [--events 200000] [--latency-events 40000 --rate 4000]
+
+Needs a broker: uses the one on 127.0.0.1:9092 (DUSTONLINE_KAFKA_PORT) or starts
+scripts/kafka.sh. Prints:
+
+1. Throughput. The stream is replayed onto a fresh pages topic first; then one worker
+   learns it, from its first event to its last checkpoint (consume, parse, learn,
+   RocksDB table, changelog). The embedded learner (`dustonline learn`'s path: read,
+   parse, learn, RocksDB) runs on the same events and config; the ratio is
+   worker / embedded.
+2. Rule latency. A second stream is published at a steady rate while a worker learns it
+   and a subscriber follows the rules topic. For every rule activation, the embedded
+   learner on the same stream says which event's processing published it; the latency
+   is from publishing that event to the subscriber holding the rule. Derivation is
+   debounced (learning.refresh_every events), so the evidence for a rule can be complete
+   up to that many events before the event that publishes it; that wait is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dustonline.config import load_config  # noqa: E402
+from dustonline.generate import GenConfig, generate  # noqa: E402
+from dustonline.learner import OnlineLearner  # noqa: E402
+from dustonline.readers import Rejected, read_events  # noqa: E402
+from dustonline.rules import ACTIVE  # noqa: E402
+from dustonline.store import rocks_store  # noqa: E402
+from stream.admin import ensure_topics  # noqa: E402
+from stream.replay import replay  # noqa: E402
+from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
+
+
+def broker() -> str:
+    port = os.environ.get("DUSTONLINE_KAFKA_PORT", "9092")
+    script = ROOT / "scripts" / "kafka.sh"
+    if subprocess.run(["bash", str(script), "status"], capture_output=True).returncode != 0:
+        print("starting a local broker (scripts/kafka.sh start) ...", flush=True)
+        subprocess.run(["bash", str(script), "start"], check=True)
+    return f"127.0.0.1:{port}"
+
+
+def stream_file(n_events: int, seed: int, tmp: Path) -> tuple[Path, list]:
+    pages = max(1000, int(n_events / 1.65))
+    events = []
+    for ev, _ in generate(GenConfig(seed=seed, sites=max(20, n_events // 2000), pages=pages)):
+        events.append(ev)
+        if len(events) >= n_events:
+            break
+    path = tmp / f"stream-{seed}.jsonl.gz"
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        for ev in events:
+            f.write(msgspec.json.encode(ev.to_json()) + b"\n")
+    return path, events
+
+
+def embedded_rate(path: Path, cfg) -> tuple[float, int]:
+    from dustonline.cli import tune_gc
+
+    tune_gc()
+    learner = OnlineLearner(cfg, rocks_store(None, cfg.storage.cache_entries))
+    t0 = time.perf_counter()
+    n = 0
+    for ev in read_events([str(path)]):
+        if not isinstance(ev, Rejected):
+            learner.learn_one(ev)
+            n += 1
+    learner.flush()
+    learner.checkpoint()
+    secs = time.perf_counter() - t0
+    rules = len(learner.rules())
+    learner.close()
+    return n / secs, rules
+
+
+def throughput(args, host: str, tmp: Path) -> None:
+    path, events = stream_file(args.events, 1, tmp)
+    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every)
+    cfg = load_config(cfg_path)
+    print(f"\n== throughput: {len(events):,} events, {len({e.url.split('/')[2] for e in events}):,} hosts")
+    t0 = time.perf_counter()
+    replay([str(path)], cfg)
+    print(f"replayed onto {cfg.kafka.pages_topic} in {time.perf_counter() - t0:.1f} s")
+    w = WorkerProc(cfg_path, tmp, "bench").start()
+    try:
+        started = None
+
+        def progress() -> bool:
+            nonlocal started
+            st = partitions_state([w])
+            done = sum(s["events"] for s in st.values())
+            if started is None and done > 0:
+                started = (time.perf_counter(), done)
+            return learned_all([w], 1, len(events))()
+
+        wait_until(progress, 3600, "the worker to learn the stream", [w])
+        t_end = time.perf_counter()
+        t_start, first = started
+        worker = (len(events) - first) / (t_end - t_start)
+        st = partitions_state([w])[0]
+        metrics = w.get("/metrics")
+    finally:
+        w.stop()
+    emb, rules = embedded_rate(path, cfg)
+    ckpt = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
+            if line.startswith(("dustonline_checkpoint_seconds_sum", "dustonline_checkpoint_seconds_count",
+                                "dustonline_checkpoint_records_total"))}
+    n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
+    print(f"worker through Kafka  {worker:>9,.0f} events/s   ({st['active_rules']} active rules, "
+          f"{n_ckpt:.0f} checkpoints, {ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
+          f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each)")
+    print(f"embedded learner      {emb:>9,.0f} events/s   ({rules} active rules)")
+    print(f"ratio worker/embedded {worker / emb:>9.2f}         (target >= 0.5)")
+
+
+class _Watch(threading.Thread):
+    """The crawler side: follows the rules topic, notes when each (id, version) arrives."""
+
+    def __init__(self, cfg):
+        super().__init__(daemon=True)
+        self.cfg, self.seen, self.partial, self.stop = cfg, {}, {}, threading.Event()
+
+    def run(self) -> None:
+        from kafka import KafkaConsumer, TopicPartition
+
+        from stream.worker import partials_topic_name
+
+        c = KafkaConsumer(bootstrap_servers=self.cfg.kafka.bootstrap_servers, enable_auto_commit=False,
+                          auto_offset_reset="earliest", fetch_max_wait_ms=10)
+        rules = TopicPartition(self.cfg.kafka.rules_topic, 0)
+        partials = TopicPartition(partials_topic_name(self.cfg), 0)  # where the merge step starts
+        c.assign([rules, partials])
+        c.seek_to_beginning(rules, partials)
+        dec = msgspec.json.Decoder()
+        while not self.stop.is_set():
+            for tp, recs in c.poll(timeout_ms=20).items():
+                now = time.perf_counter()
+                for r in recs:
+                    if r.value:
+                        v = dec.decode(r.value)
+                        if tp == partials:
+                            v = v["rule"]
+                        if v["status"] == ACTIVE:
+                            (self.seen if tp == rules else self.partial).setdefault((v["id"], v["version"]), now)
+        c.close()
+
+
+def latency(args, host: str, tmp: Path) -> None:
+    from kafka import KafkaProducer
+
+    from stream.topics import page_key, page_value
+
+    path, events = stream_file(args.latency_events, 2, tmp)
+    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every)
+    cfg = load_config(cfg_path)
+    # which event publishes each activation (the embedded learner on the same stream)
+    learner = OnlineLearner(cfg)
+    trigger = {}
+    for i, ev in enumerate(events):
+        for r in learner.learn_one(ev):
+            if r.status == ACTIVE:
+                trigger[(r.id, r.version)] = i
+    print(f"\n== rule latency: {len(events):,} events at {args.rate:,.0f}/s, {len(trigger)} activations")
+    ensure_topics(cfg)
+    w = WorkerProc(cfg_path, tmp, "latency").start()
+    watch = _Watch(cfg)
+    try:
+        wait_until(lambda: (w.state() or {}).get("assigned") == [0], 120, "the worker to join", [w])
+        watch.start()
+        prod = KafkaProducer(bootstrap_servers=host, acks=1, linger_ms=0)
+        sent = [0.0] * len(events)
+        t0 = time.perf_counter()
+        for i, ev in enumerate(events):
+            ahead = i / args.rate - (time.perf_counter() - t0)
+            if ahead > 0:
+                time.sleep(ahead)
+            sent[i] = time.perf_counter()
+            prod.send(cfg.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+            if i % 200 == 0:
+                prod.flush()
+        prod.flush()
+        wait_until(lambda: all(k in watch.seen for k in trigger), 60, "the subscriber to hold every rule", [w])
+    finally:
+        watch.stop.set()
+        w.stop()
+    def pct(values, f):
+        values = sorted(values)
+        return values[min(len(values) - 1, int(f * len(values)))] * 1000
+
+    lat = [watch.seen[k] - sent[i] for k, i in trigger.items() if k in watch.seen]
+    learn = [watch.partial[k] - sent[i] for k, i in trigger.items() if k in watch.partial]
+    merge = [watch.seen[k] - watch.partial[k] for k in trigger if k in watch.seen and k in watch.partial]
+    print(f"publish -> subscriber  p50 {pct(lat, .5):,.0f} ms   p99 {pct(lat, .99):,.0f} ms   "
+          f"(target p99 < 2000 ms; {len(trigger) - len(lat)} not seen)")
+    print(f"  of which: event -> partial rule (learn) p50 {pct(learn, .5):,.0f} ms p99 {pct(learn, .99):,.0f} ms; "
+          f"partial -> merged rule (merge) p50 {pct(merge, .5):,.0f} ms p99 {pct(merge, .99):,.0f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=200_000)
+    ap.add_argument("--latency-events", type=int, default=40_000)
+    ap.add_argument("--rate", type=float, default=4000.0, help="events/s published in the latency run")
+    ap.add_argument("--checkpoint-every", type=int, default=2000)
+    ap.add_argument("--skip-throughput", action="store_true")
+    ap.add_argument("--skip-latency", action="store_true")
+    args = ap.parse_args()
+    host = broker()
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as d:
+        tmp = Path(d)
+        if not args.skip_throughput:
+            throughput(args, host, tmp)
+        if not args.skip_latency:
+            latency(args, host, tmp)
+
+
+if __name__ == "__main__":
+    main()
