@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
@@ -24,6 +25,7 @@ from dustonline import OnlineLearner, RuleSet
 from dustonline.config import load_config
 from dustonline.generate import GenConfig, generate
 from dustonline.partitions import PartitionedLearner
+from dustonline.rules import read_rules
 from stream.replay import replay
 from stream.subscriber import RuleSubscriber
 
@@ -137,6 +139,15 @@ def test_partitioned_service_agrees_with_learn_partitions(kafka_broker, stream_d
     assert_same_learners([w], ref)
     want = RuleSet(ref.rules())
     assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
+    # the commands: `learn --partitions 3` writes these rules; `canonicalize --from-topic` gives these keys
+    out = tmp_path / "rules.jsonl"
+    cli = [sys.executable, "-m", "dustonline"]
+    subprocess.run(cli + ["learn", str(path), "--config", str(cfg), "--partitions", "3", "--rules-out", str(out),
+                          "--quiet", "--dead-letter", str(tmp_path / "dl.jsonl")], check=True, capture_output=True)
+    assert signature(read_rules(out)) == signature(ref.rules())
+    keys = subprocess.run(cli + ["canonicalize", "--from-topic", "--config", str(cfg)], input="\n".join(held_out),
+                          check=True, capture_output=True, text=True).stdout.splitlines()
+    assert keys == [want.canonicalize(u) for u in held_out]
 
 
 def test_kill9_mid_stream_then_restart_loses_and_recounts_nothing(kafka_broker, stream_data, tmp_path, workers):

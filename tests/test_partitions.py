@@ -1,0 +1,75 @@
+"""Routing and merging as the worker group does it, without Kafka."""
+
+import random
+
+import pytest
+from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+from dustonline import OnlineLearner
+from dustonline.config import config_from_dict
+from dustonline.generate import GenConfig, generate
+from dustonline.partitions import PartitionedLearner, murmur2, partition_for, site_key
+
+# org.apache.kafka.common.utils.UtilsTest#testMurmur2
+JAVA = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,
+        b"a-little-bit-longer-string": -1486304829,
+        b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971, b"abc": 479470107}
+
+
+@pytest.mark.parametrize("key,value", sorted(JAVA.items()))
+def test_murmur2_is_javas(key, value):
+    assert murmur2(key) == value
+
+
+def test_murmur2_agrees_with_kafka_python_and_routes_like_it():
+    rng = random.Random(3)
+    for _ in range(3000):
+        key = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+        assert murmur2(key) & 0xFFFFFFFF == kafka_python_murmur2(key) & 0xFFFFFFFF
+        assert partition_for(key, 7) == (kafka_python_murmur2(key) & 0x7FFFFFFF) % 7
+
+
+def test_site_key_is_the_registered_domain():
+    assert site_key("http://www.news.bbc.co.uk/a?b=1") == b"bbc.co.uk"
+    assert site_key("https://Shop.Example.COM:8080/x") == b"example.com"
+
+
+CFG = {"learning": {"min_freq": 3, "min_supp": 3}}
+
+
+@pytest.fixture(scope="module")
+def events():
+    return [ev for ev, _ in generate(GenConfig(seed=4, sites=12, pages=1500))]
+
+
+def test_one_partition_is_the_plain_learner(events):
+    cfg = config_from_dict(CFG)
+    one = PartitionedLearner(cfg, 1)
+    one.learn_many(events)
+    plain = OnlineLearner(cfg)
+    plain.learn_many(events)
+    sig = lambda rules: [(r.id, r.context, tuple(r.hosts), r.version, r.support) for r in rules]  # noqa: E731
+    assert sig(one.rules()) == sig(plain.rules()) and len(plain.rules()) > 5
+
+
+def test_partitions_learn_their_own_sites_and_merge_shared_rules(events):
+    cfg = config_from_dict(CFG)
+    group = PartitionedLearner(cfg, 4)
+    group.learn_many(events)
+    by_site = {}
+    for p, lrn in enumerate(group.learners):
+        for ev in events:
+            if partition_for(site_key(ev.url), 4) == p:
+                by_site[site_key(ev.url)] = p
+    assert len(set(by_site.values())) == 4  # every partition got sites
+    rules = group.rules()
+    # a rule learned on several partitions is one record for the union of their hosts
+    per_partition = [{r.id: r for r in lrn.rules()} for lrn in group.learners]
+    for r in rules:
+        parts = [p for p in range(4) if r.id in per_partition[p]]
+        assert parts
+        same = [per_partition[p][r.id] for p in parts if per_partition[p][r.id].context == r.context]
+        assert set(r.hosts) == {h for x in same for h in x.hosts}
+        assert r.support == sum(x.support for x in same)
+    assert any(len({by_site[site_key("http://" + h + "/")] for h in r.hosts}) > 1 for r in rules), \
+        "no rule merged across partitions"

@@ -1,0 +1,113 @@
+"""stream/state.py: the learner's store on a Faust table partition, without a broker.
+
+The table's local RocksDB is a real rocksdict; only the Faust table object around it is
+a stand-in (the worker tests run the real one against a broker)."""
+
+import msgspec
+import pytest
+from rocksdict import Options, Rdict
+
+from dustonline import OnlineLearner
+from dustonline.config import ConfigError, config_from_dict
+from dustonline.events import BadEvent
+from dustonline.generate import GenConfig, generate
+from dustonline.readers import parse_message
+from dustonline.store import Store, rocks_store
+from stream.state import OFFSET_KEY, FaustTableBackend
+
+
+class _Data:
+    def __init__(self, root):
+        self.root, self.dbs = root, {}
+
+    def _db_for_partition(self, p):
+        if p not in self.dbs:
+            self.dbs[p] = Rdict(str(self.root / f"p{p}"), Options(raw_mode=True))
+        return self.dbs[p]
+
+
+class _Table:
+    def __init__(self, root):
+        self.data = _Data(root)
+
+
+def test_overlay_reads_scans_and_range_deletes_before_commit(tmp_path):
+    b = FaustTableBackend(_Table(tmp_path), 0)
+    b.db.put(b"t\x00a", b"1")
+    b.db.put(b"t\x00c", b"3")
+    b.db.put(b"t\x00e", b"5")
+    b.write(b"t\x00", {"b": 2, "c": 30, "e": None}, None, lambda v: str(v).encode())
+    assert b.get(b"t\x00c") == b"30" and b.get(b"t\x00e") is None and b.get(b"t\x00a") == b"1"
+    assert list(b.scan(b"t\x00")) == [(b"t\x00a", b"1"), (b"t\x00b", b"2"), (b"t\x00c", b"30")]
+    b.delete_range(b"t\x00a", b"t\x00c")
+    assert list(b.scan_keys(b"t\x00")) == [b"t\x00c"]
+    assert b.db.get(b"t\x00a") == b"1"  # nothing reaches the table before the checkpoint
+
+
+def test_commit_writes_the_table_and_returns_the_changelog_batch_with_the_offset(tmp_path):
+    b = FaustTableBackend(_Table(tmp_path), 3)
+    assert b.applied_offset == -1
+    b.db.put(b"t\x00old", b"x")
+    b.write(b"t\x00", {"k": "v", "old": None}, None, lambda v: v.encode())
+    records = b.commit(41)
+    assert records[-1] == (OFFSET_KEY, b"41")  # last in the batch: present only if the whole batch is
+    assert (b"t\x00k", b"v") in records and (b"t\x00old", None) in records
+    assert b.db.get(b"t\x00k") == b"v" and b.db.get(b"t\x00old") is None and b.applied_offset == 41
+    assert b.commit(42) == [(OFFSET_KEY, b"42")]
+
+
+def test_learner_on_the_table_equals_the_learner_on_rocksdb_across_checkpoints(tmp_path):
+    cfg = config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}})
+    events = [ev for ev, _ in generate(GenConfig(seed=9, sites=6, pages=1200))]
+    table = _Table(tmp_path)
+    backend = FaustTableBackend(table, 0)
+    on_table = OnlineLearner(cfg, Store(backend, 500))
+    for i, ev in enumerate(events, 1):
+        on_table.learn_one(ev)
+        if i % 300 == 0:  # the worker's checkpoints
+            on_table.checkpoint()
+            backend.commit(i)
+        if i == len(events) // 2:  # and a worker taking the partition over from the table
+            on_table.checkpoint()
+            backend.commit(i)
+            backend = FaustTableBackend(table, 0)
+            on_table = OnlineLearner(cfg, Store(backend, 500))
+            assert backend.applied_offset == i
+    on_table.flush()
+    reference = OnlineLearner(cfg, rocks_store(tmp_path / "ref", 500))
+    reference.learn_many(events)
+    sig = lambda lrn: [msgspec.to_builtins(r) for r in lrn.rules()]  # noqa: E731
+    assert sig(on_table) == sig(reference) and len(reference.rules()) > 3
+    assert on_table.summary() == reference.summary()
+
+
+@pytest.mark.parametrize("raw,reason", [
+    (b"", "bad-json"), (b"{", "bad-json"), (b"\xff\xfe\x00", "undecodable"), (b"{}", "missing-url"),
+    (b'{"url": "ftp://x.com/a", "ts": 1}', "not-http"), (b'{"url": "http://x.com/", "ts": "soon"}', "bad-timestamp"),
+])
+def test_topic_values_rejected_with_their_reason(raw, reason):
+    with pytest.raises(BadEvent) as e:
+        parse_message(raw)
+    assert e.value.reason == reason
+
+
+def test_topic_values_accepted_in_both_event_formats():
+    ev = parse_message(b'{"url": "http://www.x.com/a", "ts": 1700000000, "digest": "sha1:AAAA"}')
+    assert ev.url == "http://www.x.com/a" and ev.ts == 1700000000.0
+    kafka_feed = parse_message(b'{"url": "http://www.x.com/b", "timestamp": "2024-01-01T00:00:00Z", '
+                               b'"status_code": 200, "content_digest": "sha1:BBBB"}')
+    assert kafka_feed.url == "http://www.x.com/b" and kafka_feed.status == 200
+
+
+@pytest.mark.parametrize("kafka,fix", [
+    ({"processing_guarantee": "exactly_once"}, "kafka.processing_guarantee must be 'at_least_once'"),
+    ({"partitions": 0}, "kafka.partitions must be >= 1"),
+    ({"security_protocol": "SASL_SSL"}, "kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
+    ({"security_protocol": "TLS"}, "kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+    ({"group_id": "my group"}, "kafka.group_id must be characters of"),
+    ({"idle_flush_seconds": 0}, "kafka.idle_flush_seconds must be > 0"),
+])
+def test_worker_config_errors_say_what_to_fix(kafka, fix):
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({"kafka": kafka})
+    assert fix in str(e.value)
