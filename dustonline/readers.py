@@ -112,6 +112,7 @@ class _Wire(msgspec.Struct):
     length: int | None = None
 
 
+@functools.lru_cache(maxsize=8)
 def _fast_jsonl(max_url_length: int) -> Callable[[bytes], FetchEvent | None]:
     """A parser for the common case: a FetchEvent, or None to send the line down the
     general path (``event_from_dict``), which accepts exactly the same events

@@ -2,9 +2,10 @@
 
 The learner publishes every rule change as the rule record itself, keyed by rule id: an
 ``active`` record adds or replaces, a ``retired`` one removes, and a null value (a
-tombstone, after a candidate is dropped for good) forgets the id, so that a rule learned
-again later starts its versions afresh. Records with a version at or below the one held
-are ignored, which makes replays and duplicate deliveries harmless. No Kafka here: the
+tombstone, sent after a retirement so that compaction can drop the id) forgets it.
+Versions of an id only grow, also across a retirement and a later return. Records with a
+version at or below the one held are ignored, which makes replays and duplicate
+deliveries harmless. No Kafka here: the
 subscriber (stream/subscriber.py) feeds it keys and values, a Java crawler can do the
 same with the same three cases.
 """

@@ -1,8 +1,7 @@
-"""dustonline's Kafka layer: thin clients over the core library (which has no Kafka import).
+"""dustonline's Kafka layer: thin over the core library (which has no Kafka import).
 
-- ``replay``: publish events from files to the pages topic, keyed by registered domain;
-- ``publish``: rule changes to the compacted rules topic (key = rule id);
+- ``worker``: the Faust app (``dustonline worker``): a learner per pages partition on a
+  RocksDB-backed Faust table, the merge of their rules, the dead-letter topic, metrics;
+- ``replay``: events from files onto the pages topic, keyed by registered domain;
 - ``subscriber``: the crawler side, ``RuleSubscriber`` keeping a live ``RuleSet``.
-
-The Faust worker (issue 3) is not here yet.
 """

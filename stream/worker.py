@@ -145,7 +145,7 @@ class Worker:
         self._unconfirmed: list = []  # their futures since the last _deliver
         self.metrics = metrics.WorkerMetrics()
         if K.web_port > 0:
-            metrics.expose(app)
+            metrics.expose(app, faust_sensor=K.faust_metrics)
 
             async def state_view(view, request):
                 return view.json(self.state_summary())

@@ -123,7 +123,7 @@ def test_service_agrees_with_embedded_learn(kafka_broker, stream_data, tmp_path,
     assert st["events"] == len(events) and st["urls"] == ref.summary()["urls"]
     text = w.get("/metrics")
     for name in ("dustonline_events_total", "dustonline_lag_events", "dustonline_active_rules",
-                 "dustonline_rule_changes_total", "dustonline_clusters", "dustonline_faust_messages_received"):
+                 "dustonline_rule_changes_total", "dustonline_clusters", "dustonline_checkpoint_seconds"):
         assert name in text, name
 
 
