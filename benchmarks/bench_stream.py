@@ -195,6 +195,7 @@ def latency(args, host: str, tmp: Path) -> None:
                 prod.flush()
         prod.flush()
         wait_until(lambda: all(k in watch.seen for k in trigger), 60, "the subscriber to hold every rule", [w])
+        delay = [line for line in w.get("/metrics").splitlines() if line.startswith("dustonline_event_delay_seconds_bucket")]
     finally:
         watch.stop.set()
         w.stop()
@@ -207,6 +208,10 @@ def latency(args, host: str, tmp: Path) -> None:
     merge = [watch.seen[k] - watch.partial[k] for k in trigger if k in watch.seen and k in watch.partial]
     print(f"publish -> subscriber  p50 {pct(lat, .5):,.0f} ms   p99 {pct(lat, .99):,.0f} ms   "
           f"(target p99 < 2000 ms; {len(trigger) - len(lat)} not seen)")
+    counts = [(line.split('le="')[1].split('"')[0], float(line.split()[-1])) for line in delay]
+    total = counts[-1][1] or 1
+    print("  event delay to learning (share of events within): "
+          + ", ".join(f"{le} s {c / total:.0%}" for le, c in counts if le in ("0.05", "0.25", "1.0", "2.0")))
     print(f"  of which: event -> partial rule (learn) p50 {pct(learn, .5):,.0f} ms p99 {pct(learn, .99):,.0f} ms; "
           f"partial -> merged rule (merge) p50 {pct(merge, .5):,.0f} ms p99 {pct(merge, .99):,.0f} ms")
 

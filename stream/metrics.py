@@ -22,6 +22,8 @@ class WorkerMetrics:
         self.checkpoint_bytes = Histogram("dustonline_checkpoint_bytes", "size of a checkpoint's changelog batch",
                                           buckets=(1e4, 1e5, 1e6, 4e6, 16e6, 64e6), registry=r)
         self.checkpoint_seconds = Histogram("dustonline_checkpoint_seconds", "time to write a checkpoint", registry=r)
+        self.delay = Histogram("dustonline_event_delay_seconds", "from an event's record timestamp to its learning",
+                               buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=r)
         self.lag = Gauge("dustonline_lag_events", "pages events not yet learned", ["partition"], registry=r)
         self.partitions = Gauge("dustonline_partitions", "pages partitions assigned to this worker", registry=r)
         self.clusters = Gauge("dustonline_clusters", "dup-clusters in the window", ["partition"], registry=r)

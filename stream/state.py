@@ -6,10 +6,10 @@ consistency point. Faust writes a table key to its changelog as soon as it is se
 commits offsets on its own schedule; a learner writing straight into the table would let
 a crash keep the state of events whose offsets were never committed, and count them
 twice on replay. So writes between checkpoints stay in an overlay here; ``commit`` puts
-them into the table's local RocksDB in one batch and hands them to the worker for the
-changelog partition, with the last source offset they cover. The worker acks the source events only after that,
-so with ``exactly_once`` Faust commits state, offsets and the offset marker in one
-transaction, and a restarted or replacement worker restores exactly a checkpoint.
+them into the table's local RocksDB in one atomic batch and hands them to the worker,
+which sends them to the changelog partition as one record batch ending with the source
+offset they cover, and acks the source events only then. A restarted or replacement
+worker restores exactly a checkpoint and skips the events it already holds.
 """
 
 from __future__ import annotations

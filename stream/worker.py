@@ -224,7 +224,10 @@ class Worker:
                 ps.since_flush = 0
             ps.since_checkpoint = self.K.checkpoint_every  # and checkpoint now
             return p
-        self.metrics.events.inc()
+        m = self.metrics
+        m.events.inc()
+        if msg.timestamp:
+            m.delay.observe(max(0.0, time.time() - msg.timestamp))
         try:
             ev = parse_message(msg.value, self.cfg.input.max_url_length)
         except BadEvent as e:
