@@ -1,7 +1,7 @@
 """The ``dustonline`` command: a thin layer over the library.
 
 Other tools depend on these forms; change them only compatibly:
-  dustonline learn INPUT... --rules-out RULES.jsonl [--state DIR] [--config FILE] [--format F]
+  dustonline learn INPUT... --rules-out RULES.jsonl [--state DIR] [--config FILE] [--format F] [--partitions N]
   dustonline canonicalize --rules RULES.jsonl [INPUT]
   dustonline rules show RULES.jsonl
   dustonline explain --rules RULES.jsonl URL
