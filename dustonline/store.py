@@ -247,24 +247,10 @@ class _RocksBackend(_Backend):
         self.db.write(wb)
 
     def scan(self, prefix):
-        it = self.db.iter()
-        it.seek(prefix)
-        while it.valid():
-            k = it.key()
-            if not k.startswith(prefix):
-                break
-            yield k, it.value()
-            it.next()
+        return scan_prefix(self.db, prefix)
 
     def scan_keys(self, prefix):
-        it = self.db.iter()
-        it.seek(prefix)
-        while it.valid():
-            k = it.key()
-            if not k.startswith(prefix):
-                break
-            yield k
-            it.next()
+        return (k for k, _ in scan_prefix(self.db, prefix))
 
     def delete_range(self, start, end):
         self.db.delete_range(start, end)
@@ -274,6 +260,18 @@ class _RocksBackend(_Backend):
 
     def close(self):
         self.db.close()
+
+
+def scan_prefix(db, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """(key, value) of a raw-mode rocksdict ``db`` under ``prefix``, in key order."""
+    it = db.iter()
+    it.seek(prefix)
+    while it.valid():
+        k = it.key()
+        if not k.startswith(prefix):
+            break
+        yield k, it.value()
+        it.next()
 
 
 class Store:

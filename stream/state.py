@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Iterator
 
-from dustonline.store import _Backend
+from dustonline.store import _Backend, scan_prefix
 
 OFFSET_KEY = b"\x01dustonline\x00offset"  # sorts before every table prefix (a letter)
 
@@ -48,22 +48,12 @@ class FaustTableBackend(_Backend):
             j += 1
         return keys[i:j]
 
-    def _db_range(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        it = self.db.iter()
-        it.seek(prefix)
-        while it.valid():
-            k = it.key()
-            if not k.startswith(prefix):
-                break
-            yield k, it.value()
-            it.next()
-
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """Stored entries merged with the overlay (which wins), in key order."""
         ov = self._overlay
         mine = self._overlay_range(prefix)
         i = 0
-        for k, v in self._db_range(prefix):
+        for k, v in scan_prefix(self.db, prefix):
             while i < len(mine) and mine[i] < k:
                 if ov[mine[i]] is not None:
                     yield mine[i], ov[mine[i]]

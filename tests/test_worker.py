@@ -81,6 +81,10 @@ def subscribed_rules(cfg_path, expected, timeout: float = 60.0, workers=()):
         return sub.rules
 
 
+def learned_at_least(workers, n: int):
+    return lambda: sum(s["events"] for s in partitions_state(workers).values()) >= n
+
+
 def assert_same_learners(workers, reference: PartitionedLearner):
     got = partitions_state(workers)
     for p, lrn in enumerate(reference.learners):
@@ -155,12 +159,7 @@ def test_kill9_mid_stream_then_restart_loses_and_recounts_nothing(kafka_broker, 
     cfg = service_config(kafka_broker, tmp_path, partitions=2)
     replay([str(path)], load_config(cfg))
     w = workers(cfg)
-
-    def some_progress():
-        st = partitions_state([w])
-        return sum(s["events"] for s in st.values()) >= len(events) // 4
-
-    wait_until(some_progress, 180, "a quarter of the stream learned", [w])
+    wait_until(learned_at_least([w], len(events) // 4), 180, "a quarter of the stream learned", [w])
     w.kill9()  # mid-stream: checkpoints written, others not, events taken but not acked
     w.start()
     wait_until(learned_all([w], 2, len(events)), 240, "the restarted worker to finish", [w])
@@ -196,12 +195,7 @@ def test_broker_restart_mid_stream(kafka_broker, stream_data, tmp_path, workers)
     cfg = service_config(kafka_broker, tmp_path, partitions=2)
     replay([str(path)], load_config(cfg))
     w = workers(cfg)
-
-    def some_progress():
-        st = partitions_state([w])
-        return sum(s["events"] for s in st.values()) >= len(events) // 4
-
-    wait_until(some_progress, 180, "a quarter of the stream learned", [w])
+    wait_until(learned_at_least([w], len(events) // 4), 180, "a quarter of the stream learned", [w])
     kafka = ["bash", str(SCRIPTS / "kafka.sh")]
     subprocess.run(kafka + ["stop"], check=True, capture_output=True, timeout=120)
     subprocess.run(kafka + ["start"], check=True, capture_output=True, timeout=300)
