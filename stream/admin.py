@@ -8,6 +8,8 @@ the state changelog must have as many partitions as the topic it follows.
 
 from __future__ import annotations
 
+import time
+
 from dustonline.config import Config, ConfigError
 
 from . import clients
@@ -39,7 +41,13 @@ def ensure_topics(cfg: Config, timeout_s: float = 30.0, internal: list[str] = ()
                 admin.create_topics([t])
             except TopicAlreadyExistsError:  # another worker or replay got there first
                 pass
-        meta = {d.get("name", d.get("topic")): len(d["partitions"]) for d in admin.describe_topics(list(want))}
+        # a topic just created can describe with no partitions until its metadata spreads
+        deadline = time.monotonic() + timeout_s
+        while True:
+            meta = {d.get("name", d.get("topic")): len(d["partitions"]) for d in admin.describe_topics(list(want))}
+            if all(meta.get(name) for name in want) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     finally:
         admin.close()
     n = meta.get(K.pages_topic)
