@@ -38,9 +38,7 @@ sys.path.insert(0, str(ROOT))
 from dustonline.config import load_config  # noqa: E402
 from dustonline.generate import GenConfig, generate  # noqa: E402
 from dustonline.learner import OnlineLearner  # noqa: E402
-from dustonline.readers import Rejected, read_events  # noqa: E402
 from dustonline.rules import ACTIVE  # noqa: E402
-from dustonline.store import rocks_store  # noqa: E402
 from stream.admin import ensure_topics  # noqa: E402
 from stream.replay import replay  # noqa: E402
 from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
@@ -70,22 +68,13 @@ def stream_file(n_events: int, seed: int, tmp: Path) -> tuple[Path, list]:
 
 
 def embedded_rate(path: Path, cfg) -> tuple[float, int]:
-    from dustonline.cli import tune_gc
+    """`dustonline learn`'s path (read, parse, learn, flush, checkpoint into RocksDB)."""
+    from dustonline.cli import run_learner
 
-    tune_gc()
-    learner = OnlineLearner(cfg, rocks_store(None, cfg.storage.cache_entries))
-    t0 = time.perf_counter()
-    n = 0
-    for ev in read_events([str(path)]):
-        if not isinstance(ev, Rejected):
-            learner.learn_one(ev)
-            n += 1
-    learner.flush()
-    learner.checkpoint()
-    secs = time.perf_counter() - t0
-    rules = len(learner.rules())
+    learner, _, secs = run_learner([str(path)], cfg, progress=False)
+    rate, rules = learner.stats.events / secs, len(learner.rules())
     learner.close()
-    return n / secs, rules
+    return rate, rules
 
 
 def throughput(args, host: str, tmp: Path) -> None:

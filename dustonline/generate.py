@@ -731,6 +731,15 @@ def generate(cfg: GenConfig) -> Iterator[tuple[FetchEvent, str]]:
 _EVENT_AND_TRUTH = operator.itemgetter(0, 1)
 
 
+def split_by_page(pairs: list[tuple[FetchEvent, str]], train_share: float):
+    """Split ``(event, truth)`` pairs by page: the events of the first ``train_share`` of
+    pages (by first appearance), and the pairs of the others, pages a learner on the
+    first part never saw."""
+    order = list(dict.fromkeys(truth for _, truth in pairs))
+    train = set(order[: int(len(order) * train_share)])
+    return [ev for ev, t in pairs if t in train], [(ev, t) for ev, t in pairs if t not in train]
+
+
 # --------------------------------------------------------------------------- files
 
 def _open_write(path):

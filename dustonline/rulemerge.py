@@ -17,8 +17,6 @@ the state in a Faust table, ``dustonline learn --partitions`` in memory.
 
 from __future__ import annotations
 
-from typing import Iterable
-
 import msgspec
 
 from .rules import ACTIVE, RETIRED, Rule, rule_order
@@ -93,9 +91,3 @@ def encode_partials(partials: dict[str, Rule]) -> bytes:
 def decode_partials(raw: bytes | None) -> dict[str, Rule]:
     return _dec.decode(raw) if raw else {}
 
-
-def merged_rules(changes_by_partition: Iterable[tuple[int, Rule]]) -> list[Rule]:
-    m = RuleMerger()
-    for p, r in changes_by_partition:
-        m.apply(p, r)
-    return m.rules()

@@ -8,6 +8,11 @@ import os
 from dustonline.config import Config
 
 
+def sasl_password(cfg: Config) -> str:
+    """From the config, else the environment (keeps it out of config files)."""
+    return cfg.kafka.sasl_password or os.environ.get("DUSTONLINE_SASL_PASSWORD", "")
+
+
 def security(cfg: Config) -> dict:
     K = cfg.kafka
     opts: dict = {"security_protocol": K.security_protocol}
@@ -16,7 +21,7 @@ def security(cfg: Config) -> dict:
                                        ("ssl_keyfile", K.ssl_keyfile)) if v})
     if K.security_protocol.startswith("SASL"):
         opts.update(sasl_mechanism=K.sasl_mechanism, sasl_plain_username=K.sasl_username,
-                    sasl_plain_password=K.sasl_password or os.environ.get("DUSTONLINE_SASL_PASSWORD", ""))
+                    sasl_plain_password=sasl_password(cfg))
     return opts
 
 

@@ -29,7 +29,6 @@ class FaustTableBackend(_Backend):
         self.db = table.data._db_for_partition(partition)  # faust's rocksdict.Rdict (raw mode)
         self._overlay: dict[bytes, bytes | None] = {}
         self._sorted: list[bytes] | None = None
-        self.sent = 0  # changelog records sent (metrics)
 
     # ------------------------------------------------------------ reads
     def get(self, key: bytes) -> bytes | None:
@@ -122,7 +121,6 @@ class FaustTableBackend(_Backend):
                 wb.put(k, v)
         self.db.write(wb)
         records = list(ov.items())
-        self.sent += len(records)
         self._overlay = {}
         self._sorted = None
         return records

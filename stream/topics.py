@@ -11,14 +11,12 @@ from __future__ import annotations
 import msgspec
 
 from dustonline.events import FetchEvent
+from dustonline.partitions import site_key
 from dustonline.rules import Rule, encode_rule
-from dustonline.urls import host_of, site_of_host
 
 _json = msgspec.json.Encoder()
 
-
-def page_key(url: str) -> bytes:
-    return site_of_host(host_of(url)).encode()
+page_key = site_key  # the URL's registered domain: what Kafka partitions the pages topic by
 
 
 def page_value(ev: FetchEvent) -> bytes:

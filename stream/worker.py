@@ -114,7 +114,7 @@ class Worker:
             processing_guarantee="at_least_once",
             topic_partitions=K.partitions,
             topic_replication_factor=K.replication_factor,
-            broker_credentials=_credentials(K),
+            broker_credentials=_credentials(cfg),
             web_enabled=K.web_port > 0,
             web_port=K.web_port or 6066,
             web_bind="0.0.0.0",
@@ -313,23 +313,22 @@ class Worker:
             elif ps.pending and not ps.since_flush:
                 await self._checkpoint(ps)
 
-    def _caught_up(self, ps: _Partition) -> bool:
+    def _highwater(self, p: int) -> int | None:
+        """The end offset of pages partition ``p`` as last fetched (None before a fetch)."""
         from faust.types import TP
 
         try:
-            hw = self.app.consumer.highwater(TP(self.K.pages_topic, ps.p))
+            return self.app.consumer.highwater(TP(self.K.pages_topic, p))
         except Exception:  # not fetched yet
-            return False
+            return None
+
+    def _caught_up(self, ps: _Partition) -> bool:
+        hw = self._highwater(ps.p)
         return hw is not None and ps.last_offset + 1 >= hw
 
     async def _measure_lag(self, app) -> None:
-        from faust.types import TP
-
         for p in sorted(self.assigned):
-            try:
-                hw = app.consumer.highwater(TP(self.K.pages_topic, p))
-            except Exception:
-                continue
+            hw = self._highwater(p)
             ps = self.parts.get(p)
             if hw is not None and ps is not None:
                 self.metrics.lag.labels(partition=str(p)).set(max(0, hw - ps.last_offset - 1))
@@ -453,8 +452,9 @@ def _is_flush(headers) -> bool:
     return any(k == CONTROL_HEADER and v == FLUSH for k, v in items)
 
 
-def _credentials(K):
+def _credentials(cfg: Config):
     """SASL/SSL for a real cluster from the config (password also from the environment)."""
+    K = cfg.kafka
     if K.security_protocol == "PLAINTEXT":
         return None
     import ssl
@@ -467,7 +467,6 @@ def _credentials(K):
         if K.ssl_certfile:
             ctx.load_cert_chain(K.ssl_certfile, K.ssl_keyfile or None)
     if K.security_protocol.startswith("SASL"):
-        password = K.sasl_password or os.environ.get("DUSTONLINE_SASL_PASSWORD", "")
-        return faust.SASLCredentials(username=K.sasl_username, password=password, ssl_context=ctx,
+        return faust.SASLCredentials(username=K.sasl_username, password=clients.sasl_password(cfg), ssl_context=ctx,
                                      mechanism=K.sasl_mechanism)
     return faust.SSLCredentials(ctx)

@@ -8,23 +8,16 @@ most duplicates and merge almost no distinct pages.
 import pytest
 
 from dustonline import OnlineLearner, RuleSet, learn
-from dustonline.generate import GenConfig, generate
+from dustonline.generate import GenConfig, generate, split_by_page
 from dustonline.metrics import evaluate
 
 
 @pytest.fixture(scope="module")
 def split():
-    pairs = list(generate(GenConfig(seed=11, sites=40, pages=15000)))
-    order, seen = [], set()
-    for _, truth in pairs:
-        if truth not in seen:
-            seen.add(truth)
-            order.append(truth)
-    train = set(order[: int(len(order) * 0.7)])
-    train_events = [ev for ev, t in pairs if t in train]
+    train_events, rest = split_by_page(list(generate(GenConfig(seed=11, sites=40, pages=15000))), 0.7)
     held_out = {}
-    for ev, t in pairs:
-        if t not in train and 200 <= ev.status < 300:
+    for ev, t in rest:
+        if 200 <= ev.status < 300:
             held_out.setdefault(ev.url, t)
     return train_events, held_out
 

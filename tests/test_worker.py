@@ -23,7 +23,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from dustonline import OnlineLearner, RuleSet
 from dustonline.config import load_config
-from dustonline.generate import GenConfig, generate
+from dustonline.generate import GenConfig, generate, split_by_page
 from dustonline.partitions import PartitionedLearner
 from dustonline.rules import read_rules
 from stream.replay import replay
@@ -41,15 +41,8 @@ _STATS = ("events", "ignored", "new_urls", "new_clusters", "refreshed", "alignme
 def stream_data(tmp_path_factory):
     """A generated multi-site stream: the fetches of 70% of the pages to learn from, and
     URLs of the other 30% (pages never seen) to canonicalize."""
-    pairs = list(generate(GenConfig(seed=5, sites=24, pages=3000)))
-    order, seen = [], set()
-    for _, truth in pairs:
-        if truth not in seen:
-            seen.add(truth)
-            order.append(truth)
-    train = set(order[: int(len(order) * 0.7)])
-    events = [ev for ev, t in pairs if t in train]
-    held_out = sorted({ev.url for ev, t in pairs if t not in train})
+    events, rest = split_by_page(list(generate(GenConfig(seed=5, sites=24, pages=3000))), 0.7)
+    held_out = sorted({ev.url for ev, _ in rest})
     path = tmp_path_factory.mktemp("stream") / "train.jsonl.gz"
     with gzip.open(path, "wb") as f:
         for ev in events:
@@ -81,6 +74,23 @@ def subscribed_rules(cfg_path, expected, timeout: float = 60.0, workers=()):
         return sub.rules
 
 
+def replayed(broker, path, tmp_path, partitions: int):
+    """A config with topics of its own, and the stream replayed onto its pages topic."""
+    cfg = service_config(broker, tmp_path, partitions=partitions)
+    replay([str(path)], load_config(cfg))
+    return cfg
+
+
+def assert_group_equals_embedded(cfg, events, partitions: int, workers):
+    """The subscribed rules and each partition's learner statistics equal those of
+    `learn --partitions N` on the same events; returns (embedded learner, rule set)."""
+    ref = embedded(cfg, events, partitions)
+    got = subscribed_rules(cfg, ref.rules(), workers=workers)
+    assert signature(got.rules()) == signature(ref.rules())
+    assert_same_learners(workers, ref)
+    return ref, got
+
+
 def learned_at_least(workers, n: int):
     return lambda: sum(s["events"] for s in partitions_state(workers).values()) >= n
 
@@ -110,8 +120,7 @@ def test_service_agrees_with_embedded_learn(kafka_broker, stream_data, tmp_path,
     """One partition: the worker's rules equal `dustonline learn`'s, rule for rule, and
     canonicalize held-out URLs to the same keys."""
     path, events, held_out = stream_data
-    cfg = service_config(kafka_broker, tmp_path, partitions=1)
-    replay([str(path)], load_config(cfg))
+    cfg = replayed(kafka_broker, path, tmp_path, 1)
     w = workers(cfg)
     wait_until(learned_all([w], 1, len(events)), 180, "the worker to learn the stream", [w])
     ref = embedded(cfg, events, None)
@@ -133,14 +142,10 @@ def test_service_agrees_with_embedded_learn(kafka_broker, stream_data, tmp_path,
 
 def test_partitioned_service_agrees_with_learn_partitions(kafka_broker, stream_data, tmp_path, workers):
     path, events, held_out = stream_data
-    cfg = service_config(kafka_broker, tmp_path, partitions=3)
-    replay([str(path)], load_config(cfg))
+    cfg = replayed(kafka_broker, path, tmp_path, 3)
     w = workers(cfg)
     wait_until(learned_all([w], 3, len(events)), 180, "the worker to learn the stream", [w])
-    ref = embedded(cfg, events, 3)
-    got = subscribed_rules(cfg, ref.rules(), workers=[w])
-    assert signature(got.rules()) == signature(ref.rules())
-    assert_same_learners([w], ref)
+    ref, got = assert_group_equals_embedded(cfg, events, 3, [w])
     want = RuleSet(ref.rules())
     assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
     # the commands: `learn --partitions 3` writes these rules; `canonicalize --from-topic` gives these keys
@@ -156,24 +161,19 @@ def test_partitioned_service_agrees_with_learn_partitions(kafka_broker, stream_d
 
 def test_kill9_mid_stream_then_restart_loses_and_recounts_nothing(kafka_broker, stream_data, tmp_path, workers):
     path, events, _ = stream_data
-    cfg = service_config(kafka_broker, tmp_path, partitions=2)
-    replay([str(path)], load_config(cfg))
+    cfg = replayed(kafka_broker, path, tmp_path, 2)
     w = workers(cfg)
     wait_until(learned_at_least([w], len(events) // 4), 180, "a quarter of the stream learned", [w])
     w.kill9()  # mid-stream: checkpoints written, others not, events taken but not acked
     w.start()
     wait_until(learned_all([w], 2, len(events)), 240, "the restarted worker to finish", [w])
-    ref = embedded(cfg, events, 2)
-    got = subscribed_rules(cfg, ref.rules(), workers=[w])
-    assert signature(got.rules()) == signature(ref.rules())
-    assert_same_learners([w], ref)
+    assert_group_equals_embedded(cfg, events, 2, [w])
     assert "learner restored at offset" in w.tail(10_000)
 
 
 def test_two_workers_one_leaves_the_group(kafka_broker, stream_data, tmp_path, workers):
     path, events, _ = stream_data
-    cfg = service_config(kafka_broker, tmp_path, partitions=4)
-    replay([str(path)], load_config(cfg))
+    cfg = replayed(kafka_broker, path, tmp_path, 4)
     a, b = workers(cfg, "a"), workers(cfg, "b")
 
     def both_working():
@@ -184,16 +184,12 @@ def test_two_workers_one_leaves_the_group(kafka_broker, stream_data, tmp_path, w
     wait_until(both_working, 180, "both workers to own partitions and learn", [a, b])
     b.stop()  # rebalance: a takes b's partitions over from their changelog
     wait_until(learned_all([a], 4, len(events)), 240, "the remaining worker to finish", [a, b])
-    ref = embedded(cfg, events, 4)
-    got = subscribed_rules(cfg, ref.rules(), workers=[a])
-    assert signature(got.rules()) == signature(ref.rules())
-    assert_same_learners([a], ref)
+    assert_group_equals_embedded(cfg, events, 4, [a])
 
 
 def test_broker_restart_mid_stream(kafka_broker, stream_data, tmp_path, workers):
     path, events, _ = stream_data
-    cfg = service_config(kafka_broker, tmp_path, partitions=2)
-    replay([str(path)], load_config(cfg))
+    cfg = replayed(kafka_broker, path, tmp_path, 2)
     w = workers(cfg)
     wait_until(learned_at_least([w], len(events) // 4), 180, "a quarter of the stream learned", [w])
     kafka = ["bash", str(SCRIPTS / "kafka.sh")]
@@ -202,10 +198,7 @@ def test_broker_restart_mid_stream(kafka_broker, stream_data, tmp_path, workers)
     if not w.alive():  # a worker that gave up while the broker was away is restarted, as a supervisor would
         w.start()
     wait_until(learned_all([w], 2, len(events)), 300, "the worker to finish after the broker restart", [w])
-    ref = embedded(cfg, events, 2)
-    got = subscribed_rules(cfg, ref.rules(), workers=[w])
-    assert signature(got.rules()) == signature(ref.rules())
-    assert_same_learners([w], ref)
+    assert_group_equals_embedded(cfg, events, 2, [w])
 
 
 BAD = [
