@@ -85,7 +85,7 @@ class _Partition:
     """One assigned partition: its learner, and the events taken but not yet acked."""
 
     __slots__ = ("p", "backend", "learner", "applied", "last_offset", "pending", "since_checkpoint",
-                 "since_flush", "last_seen", "marker_sent")
+                 "since_flush", "last_seen", "marker_sent", "seeking")
 
     def __init__(self, p: int, backend: FaustTableBackend, learner: OnlineLearner):
         self.p = p
@@ -98,6 +98,7 @@ class _Partition:
         self.since_flush = 0                   # learned events whose rules are not derived yet
         self.last_seen = time.monotonic()
         self.marker_sent = False
+        self.seeking = True                    # until the event after ``applied`` arrives
 
 
 class Worker:
@@ -190,6 +191,14 @@ class Worker:
         learner = OnlineLearner(self.cfg, Store(backend, self.cfg.storage.cache_entries))
         ps = self.parts[p] = _Partition(p, backend, learner)
         ps.since_flush = int(learner.derivation_pending)
+        # Faust resumes where this process last read, which can be past a checkpoint the
+        # partition was restored from (it was ours before, then another worker's): read
+        # again from the event after the checkpoint
+        import asyncio
+
+        from faust.types import TP
+
+        asyncio.ensure_future(self.app.consumer.seek(TP(self.K.pages_topic, p), ps.applied + 1))
         log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.stats.events)
         return ps
 
@@ -210,10 +219,16 @@ class Worker:
         if p not in self.assigned:
             return None  # revoked while taken: the next owner reads it again
         ps = self.parts.get(p) or self._open(p)
-        ps.pending.append(event)
         off = msg.offset
-        if off <= ps.applied:
-            return None  # redelivered: the checkpointed state has it
+        if ps.seeking:
+            if off > ps.applied + 1:
+                return None  # read past the checkpoint; the seek brings it back
+            ps.seeking = off <= ps.applied
+        if off <= ps.last_offset:  # redelivered (a seek, a restart): the state has it
+            if off <= ps.applied:
+                ps.pending.append(event)  # acked with the next checkpoint
+            return None
+        ps.pending.append(event)
         ps.last_offset = off
         ps.since_checkpoint += 1
         ps.last_seen = time.monotonic()
