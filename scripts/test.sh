@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: creates .venv, installs dustonline with its
-# test extras from PyPI, runs pytest. Extra arguments go to pytest (e.g. -k learner).
+# test extras from PyPI, installs Debian's chromium if missing (scripts/chromium.sh),
+# runs pytest. Extra arguments go to pytest (e.g. -k learner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -8,4 +9,5 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+bash scripts/chromium.sh ensure >/dev/null   # headless Chromium for tests/browser.py (Debian's package)
 exec .venv/bin/python -m pytest "$@"

@@ -36,3 +36,15 @@ def kafka_broker() -> str:
     yield f"127.0.0.1:{port}"
     if started:
         subprocess.run(["bash", str(script), "stop"], capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """/usr/bin/chromium for tests/browser.py (scripts/test.sh installs it with
+    scripts/chromium.sh ensure). Missing fails the tests that need it, never skips."""
+    import browser
+
+    try:
+        return browser.chromium_path()
+    except browser.ChromiumMissing as e:
+        pytest.fail(str(e))
