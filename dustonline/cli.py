@@ -11,6 +11,7 @@ Other tools depend on these forms; change them only compatibly:
   dustonline subscribe [--follow] [--rules-out FILE] [--config FILE]
   dustonline worker [--config FILE]
   dustonline canonicalize --from-topic [--config FILE] [INPUT]
+  dustonline sketch [FILE...|-] [--content-type T] [--url URL [--ts TS] [--status N]]
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     s = sub.add_parser("learn", help="learn rules from fetch events, in order, and write the active rule set")
-    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files (JSON lines, crawl.log, CDX, CDXJ; .gz ok; - = stdin)")
+    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files (JSON lines, crawl.log, CDX, CDXJ, WARC; .gz ok; - = stdin)")
     s.add_argument("--rules-out", required=True, metavar="RULES.jsonl")
     s.add_argument("--state", metavar="DIR", help="RocksDB state directory (default: a temporary one)")
     s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
-    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj"), help="input format (default: auto per file)")
+    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"), help="input format (default: auto per file)")
     s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE", help="rejected records with reasons (default: %(default)s)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--partitions", type=int, metavar="N",
@@ -81,11 +82,19 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("generate", help="write a synthetic multi-site fetch stream with ground truth")
-    s.add_argument("--events", required=True, metavar="OUT.jsonl")
-    s.add_argument("--truth", required=True, metavar="TRUTH.jsonl")
+    s.add_argument("events", nargs="?", metavar="EVENTS", help="event file to write (JSON lines; .gz ok)")
+    s.add_argument("truth", nargs="?", metavar="TRUTH", help="ground-truth file to write ({url, truth} lines)")
+    s.add_argument("--events", dest="events_opt", metavar="OUT.jsonl", help="same as EVENTS (older form)")
+    s.add_argument("--truth", dest="truth_opt", metavar="TRUTH.jsonl", help="same as TRUTH (older form)")
     s.add_argument("--sites", type=int, default=50)
     s.add_argument("--pages", type=int, default=20000)
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--dup-rate", type=float, metavar="F", help="share of pages also fetched under alias URLs (default 0.35)")
+    s.add_argument("--noise", type=float, metavar="F", help="share of trap events (default 0.02)")
+    s.add_argument("--families", metavar="a,b,c", help="alias families sites may use (names as in generate.FAMILIES, or all)")
+    s.add_argument("--drift-sites", type=int, metavar="N", help="sites whose URL scheme changes mid-stream (default 0)")
+    s.add_argument("--drift-at", type=float, metavar="F", help="when, as a share of the stream's span (default 0.5)")
+    s.add_argument("--layout", metavar="FILE", help="also write the sites and drift ground truth here (JSON)")
     s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser("replay", help="publish events from files to the pages topic (Kafka), keyed by site")
@@ -93,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--topic", help="default: kafka.pages_topic of the config")
     s.add_argument("--rate", type=float, help="events per second at most (default: as fast as possible)")
     s.add_argument("--config", metavar="FILE")
-    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj"))
+    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"))
     s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_replay)
@@ -111,6 +120,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--data-dir", metavar="DIR", help="local state directory (default: kafka.data_dir)")
     s.add_argument("--web-port", type=int, metavar="PORT", help="Prometheus /metrics port (default: kafka.web_port; 0 = off)")
     s.set_defaults(func=cmd_worker)
+
+    s = sub.add_parser("sketch", help="digest, simhash and length of a page body: the content fields of a fetch event")
+    s.add_argument("files", nargs="*", metavar="FILE", help="page bodies, one JSON line each (default or -: stdin)")
+    s.add_argument("--content-type", metavar="T", help="the response's Content-Type (default: sniffed)")
+    s.add_argument("--url", help="print a complete fetch event for this URL (one body only)")
+    s.add_argument("--ts", help="with --url: fetch time, epoch seconds or ISO-8601 (default: now)")
+    s.add_argument("--status", type=int, default=200, help="with --url: HTTP status (default: %(default)s)")
+    s.set_defaults(func=cmd_sketch)
     return p
 
 
@@ -324,11 +341,42 @@ def cmd_demo(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from .generate import GenConfig, write_stream
+    from .generate import GenConfig, parse_families, write_layout, write_stream
 
-    cfg = GenConfig(seed=args.seed, sites=args.sites, pages=args.pages)
-    write_stream(cfg, args.events, args.truth)
-    print(f"wrote {args.events} and {args.truth}", file=sys.stderr)
+    paths = []
+    for name, pos, opt in (("EVENTS", args.events, args.events_opt), ("TRUTH", args.truth, args.truth_opt)):
+        if pos and opt and pos != opt:
+            raise ValueError(f"generate: {name} given twice ({pos} and --{name.lower()} {opt})")
+        if not (pos or opt):
+            raise ValueError("generate: EVENTS and TRUTH files are required")
+        paths.append(pos or opt)
+    knobs = {"dup_rate": args.dup_rate, "noise": args.noise, "families": parse_families(args.families),
+             "drift_sites": args.drift_sites, "drift_at": args.drift_at}
+    cfg = GenConfig(seed=args.seed, sites=args.sites, pages=args.pages,
+                    **{k: v for k, v in knobs.items() if v is not None})
+    if args.layout:  # first: a bad config fails before any file is written
+        write_layout(cfg, args.layout)
+    n = write_stream(cfg, *paths)
+    print(f"wrote {n} events to {paths[0]} and {paths[1]}" + (f", layout to {args.layout}" if args.layout else ""),
+          file=sys.stderr)
+    return 0
+
+
+def cmd_sketch(args) -> int:
+    import json
+
+    from .sketch import event, sketch
+
+    files = args.files or ["-"]
+    if args.url and len(files) > 1:
+        raise ValueError("--url takes one body, got several files")
+    for f in files:
+        body = sys.stdin.buffer.read() if f == "-" else Path(f).read_bytes()
+        if args.url:
+            out = event(body, args.url, args.ts, args.status, args.content_type)
+        else:
+            out = {k: v for k, v in sketch(body, args.content_type).items() if v is not None}
+        print(json.dumps(out))
     return 0
 
 

@@ -19,8 +19,17 @@ content id: two URLs are true duplicates iff their truth ids are equal. Contract
 - the first event of every page truth is its main URL, so pages can be split into
   earlier (training) and later (held-out) ones by order of first appearance.
 
+Concept drift (``drift_sites``): a few sites with the irrelevant-slug family redesign
+their URLs at ``drift_at`` of their crawl span. Old articles keep their URLs; articles
+published after the drift get ``/p/<section-id>/<slug>`` (style "p") or
+``/<section>/<slug>-<year>.html`` (style "slug"): the number no longer names the
+article, the slug does, so the "drop the slug" rule learned before the drift merges
+distinct pages after it. Slug aliases stop at the drift; the site's other families go
+on. ``drift_info(cfg)`` (and ``site_layout``) describe it; the event stream never does.
+
 Everything random comes from ``random.Random`` instances seeded from ``cfg.seed``:
-the same config gives the same stream on every run and platform.
+the same config gives the same stream on every run and platform. A config that sets
+none of ``families``, ``drift_sites`` gives the same stream as before these existed.
 """
 
 from __future__ import annotations
@@ -28,9 +37,11 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
+import json
 import operator
-from dataclasses import dataclass, field
-from math import log
+import time
+from dataclasses import asdict, dataclass, field
+from math import inf, log
 from random import Random
 from typing import Callable, Iterator
 
@@ -39,7 +50,8 @@ import msgspec
 
 from .events import EMPTY_DIGEST, FetchEvent
 
-__all__ = ["GenConfig", "generate", "generate_labeled", "site_layout", "write_stream", "FAMILIES"]
+__all__ = ["GenConfig", "generate", "generate_labeled", "site_layout", "drift_info", "write_stream",
+           "write_layout", "parse_families", "FAMILIES", "DEFAULT_FAMILIES"]
 
 
 @dataclass
@@ -52,6 +64,10 @@ class GenConfig:
     start_ts: float = 1_700_000_000.0
     duration: float = 14 * 86400.0
     fetch_order: str = "crawl"   # "crawl": sites interleaved; "site": one site after another
+    # alias families sites may draw from (names as in FAMILIES, or "all"); None = DEFAULT_FAMILIES
+    families: tuple[str, ...] | None = None
+    drift_sites: int = 0         # sites whose URL scheme changes mid-stream (concept drift)
+    drift_at: float = 0.5        # when, as a share of the site's crawl span (< DISCOVERY_SHARE)
 
 
 # --------------------------------------------------------------------------- vocabulary
@@ -182,10 +198,32 @@ class Site:
     shared: dict = field(default_factory=dict)  # content of soft-404 / logo / error bodies
     partners: dict = field(default_factory=dict)  # family -> site families it composes with
     parts: Callable = None    # (site, page, slug) -> (path, query): _PARTS[style.name]
+    alt_domain: str = ""      # another registered domain serving the same site (family "domain")
+    mirror_host: str = ""     # a mirror host of the site (family "mirror_host")
+    drift_ts: float = inf     # when the site redesigns its URLs (inf: never); see _plan_drift
+    drift_numbers: tuple = () # style "p" after the drift: the section ids URLs carry
+    drift_slugs: set = field(default_factory=set)  # post-drift slugs, unique per site
+    families_after: tuple = ()  # the families that still hold after the drift
+    partners_after: dict = field(default_factory=dict)
 
     def set_families(self, families) -> None:
         self.families = tuple(sorted(families, key=lambda f: f.number))
-        self.partners = {f: tuple(g for g in self.families if g.stage != f.stage) for f in self.families}
+        self.partners = _partners(self.families)
+
+    def drift(self, ts: float, broken) -> None:
+        """From ``ts`` on, the ``broken`` families no longer make aliases."""
+        self.drift_ts = ts
+        self.families_after = tuple(f for f in self.families if f not in broken)
+        self.partners_after = _partners(self.families_after)
+
+    def hosts(self) -> list[str]:
+        """Hosts the site's URLs use: the main host and those of its host families."""
+        out = [self.host]
+        for f in self.families:
+            h = {"www": self.bare, "domain": self.alt_domain, "mirror_host": self.mirror_host}.get(f.name)
+            if h and h not in out:
+                out.append(h)
+        return out
 
     def shared_content(self, key: str) -> tuple[str, str, int, int]:
         """(truth, digest, simhash, length) of a body the whole site shares."""
@@ -194,6 +232,11 @@ class Site:
             truth = f"{key}:{self.host}"
             got = self.shared[key] = (truth, *_content(truth))
         return got
+
+
+def _partners(families: tuple) -> dict:
+    """Family -> the families it composes with (those of another stage)."""
+    return {f: tuple(g for g in families if g.stage != f.stage) for f in families}
 
 
 class Page:
@@ -268,6 +311,31 @@ def _slug(rng: Random, words: int = 3) -> str:
     r = rng.random
     n = len(WORDS)
     return "-".join([WORDS[int(r() * n)] for _ in range(words)])
+
+
+DRIFT_SLUG_WORDS = 5  # pre-drift slugs have 1-4 words, so no post-drift URL equals an older one
+
+
+def _redesign(page: Page, t: float, rng: Random) -> None:
+    """Give a page published after its site's drift the new URL scheme: the number in the
+    URL is shared by many articles (a section id on style "p", the year on style "slug")
+    and a long slug, unique on the site, names the article. Its truth stays its own."""
+    site = page.site
+    while True:
+        slug = _slug(rng, DRIFT_SLUG_WORDS)
+        if slug not in site.drift_slugs:
+            break
+    site.drift_slugs.add(slug)
+    if site.style.name == "p":
+        numbers = site.drift_numbers  # a few big sections take most articles
+        number = numbers[int(rng.random() ** 2 * len(numbers))]
+    else:
+        number = time.gmtime(t).tm_year
+    article = page.id
+    page.id, page.slug = number, slug
+    page.path, page.query = path, query = site.parts(site, page, slug)
+    page.id = article
+    page.main = site.origin + path + ("?" + "&".join(map("=".join, query)) if query else "")
 
 
 # --------------------------------------------------------------------------- alias families
@@ -355,6 +423,22 @@ def fam_print(u: _Url, site: Site, page: Page, rng: Random) -> None:
         u.path = "/print" + u.path
 
 
+def fam_domain(u: _Url, site: Site, page: Page, rng: Random) -> None:
+    """Other domains: the same site also answers on another registered domain (the brand
+    under another TLD, or a legacy domain kept after a rename)."""
+    u.host = site.alt_domain
+
+
+def fam_mirror_host(u: _Url, site: Site, page: Page, rng: Random) -> None:
+    """Mirror hosts: ``mirror.site`` (or ``www2.site``) serves a copy of the whole site."""
+    u.host = site.mirror_host
+
+
+def fam_session_path(u: _Url, site: Site, page: Page, rng: Random) -> None:
+    """Session id as a path segment: ASP.NET cookieless sessions, ``/(S(<id>))/page``."""
+    u.path = f"/(S({rng.getrandbits(96):024x}))" + u.path
+
+
 @dataclass(frozen=True, eq=False)  # identity hash: cheap as a dict key
 class Family:
     number: int
@@ -385,7 +469,38 @@ FAMILIES = (
     Family(10, "case", 0, fam_case, lambda s: s.caps),
     Family(11, "mirror", 0, fam_mirror, _always),
     Family(12, "print", 2, fam_print, _always, near=True),
+    Family(13, "domain", 3, fam_domain, _always),
+    Family(14, "mirror_host", 3, fam_mirror_host, _always),
+    Family(15, "session_path", 0, fam_session_path, _always),
 )
+# Sites draw from these unless ``GenConfig.families`` says otherwise: the families
+# added later are opt-in, so the default stream (and data made from it) stays the same.
+DEFAULT_FAMILIES = FAMILIES[:12]
+_BY_NAME = {f.name: f for f in FAMILIES}
+
+
+def parse_families(names) -> tuple[str, ...] | None:
+    """Family names from ``"a,b,c"`` or a sequence; ``"all"`` = every family; None stays
+    None (the default families). Unknown names raise ValueError listing the valid ones."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = names.split(",")
+    names = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+    unknown = [n for n in names if n != "all" and n not in _BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown alias famil{'y' if len(unknown) == 1 else 'ies'} "
+                         f"{', '.join(map(repr, unknown))}; valid names: {', '.join(_BY_NAME)} (or all)")
+    if not names:
+        raise ValueError(f"no alias family named; valid names: {', '.join(_BY_NAME)} (or all)")
+    return tuple(_BY_NAME) if "all" in names else names
+
+
+def _family_pool(cfg: GenConfig) -> tuple[Family, ...]:
+    names = parse_families(cfg.families)
+    if names is None:
+        return DEFAULT_FAMILIES
+    return tuple(f for f in FAMILIES if f.name in names)
 
 
 # --------------------------------------------------------------------------- site layout
@@ -415,7 +530,7 @@ def _site_name(rng: Random, taken: set[str]) -> str:
             return name
 
 
-def _make_site(seed: int, index: int, n_pages: int, taken: set[str]) -> Site:
+def _make_site(seed: int, index: int, n_pages: int, taken: set[str], pool=DEFAULT_FAMILIES) -> Site:
     rng = Random(f"dustonline.generate:{seed}:site:{index}")
     name = _site_name(rng, taken)
     tld = rng.choice(TLDS)
@@ -437,25 +552,120 @@ def _make_site(seed: int, index: int, n_pages: int, taken: set[str]) -> Site:
         site.sections = DOC_SECTIONS
     elif site.caps:
         site.sections = tuple(s.capitalize() for s in SECTIONS)
-    applicable = [f for f in FAMILIES if f.applies(site)]
+    applicable = [f for f in pool if f.applies(site)]
     k = min(rng.choice((1, 2, 2, 3)), len(applicable))
     site.set_families(rng.sample(applicable, k))
+    # other hosts of the site, from their own generator: the draws above stay as they were
+    hosts = Random(f"dustonline.generate:{seed}:site:{index}:hosts")
+    other = hosts.choice([x for x in TLDS if x != tld])
+    site.alt_domain = hosts.choice((f"www.{name}.{other}", f"{name}.{other}", f"www.{name}-online.{tld}"))
+    site.mirror_host = f"{hosts.choice(('mirror', 'mirror2', 'www2'))}.{site.bare}"
     return site
 
 
 def _make_sites(cfg: GenConfig) -> list[Site]:
     if cfg.sites < 1 or cfg.pages < cfg.sites:
         raise ValueError("need sites >= 1 and pages >= sites")
+    if cfg.fetch_order not in ("crawl", "site"):
+        raise ValueError(f"fetch_order must be 'crawl' or 'site', not {cfg.fetch_order!r}")
+    pool = _family_pool(cfg)
     counts = _split_pages(cfg.pages, cfg.sites, Random(f"dustonline.generate:{cfg.seed}:layout"))
     taken: set[str] = set()
-    sites = [_make_site(cfg.seed, i, n, taken) for i, n in enumerate(counts)]
-    _cover_all_families(sites, Random(f"dustonline.generate:{cfg.seed}:cover"))
+    sites = [_make_site(cfg.seed, i, n, taken, pool) for i, n in enumerate(counts)]
+    _cover_all_families(sites, Random(f"dustonline.generate:{cfg.seed}:cover"), pool)
+    if cfg.drift_sites:
+        _plan_drift(cfg, sites, pool)
     return sites
 
 
-def _cover_all_families(sites: list[Site], rng: Random) -> None:
+def _spans(cfg: GenConfig, sites: list[Site]) -> list[tuple[float, float]]:
+    """Each site's crawl span: the whole stream in crawl order, its own slice in site order."""
+    t0, t1 = cfg.start_ts, cfg.start_ts + cfg.duration
+    if cfg.fetch_order == "crawl":
+        return [(t0, t1)] * len(sites)
+    out = []
+    start = t0
+    for s in sites:
+        end = start + cfg.duration * s.n_pages / cfg.pages
+        out.append((start, end))
+        start = end
+    return out
+
+
+def _plan_drift(cfg: GenConfig, sites: list[Site], pool: tuple) -> None:
+    """Pick ``cfg.drift_sites`` sites with a slug URL style (weighted by size: a redesign
+    needs articles after it to show) and set their drift time. A site without the slug
+    family gets it (its slug is irrelevant before the drift), and one without another
+    family gets www (else another allowed one), so it keeps learnable DUST after."""
+    n = cfg.drift_sites
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"drift_sites must be an integer >= 0, not {n!r}")
+    if not 0 < cfg.drift_at < DISCOVERY_SHARE:
+        raise ValueError(f"drift_at must be in (0, {DISCOVERY_SHARE}): pages are published in the first "
+                         f"{DISCOVERY_SHARE:.0%} of a site's span, and the drift needs pages after it")
+    slug = _BY_NAME["slug"]
+    if slug not in pool:
+        raise ValueError("drift breaks the 'slug' family: include it in families")
+    eligible = [s for s in sites if slug.applies(s)]
+    if len(eligible) < n:
+        raise ValueError(f"drift_sites={n}, but only {len(eligible)} site(s) have a slug URL style "
+                         f"(/p/<id>/<slug> or /<section>/<slug>-<id>.html); use more sites or another seed")
+    rng = Random(f"dustonline.generate:{cfg.seed}:drift")
+    chosen = []
+    while len(chosen) < n:
+        x = rng.random() * sum(s.n_pages for s in eligible)
+        for i, s in enumerate(eligible):
+            x -= s.n_pages
+            if x < 0 or i == len(eligible) - 1:
+                chosen.append(eligible.pop(i))
+                break
+    spans = _spans(cfg, sites)
+    for site in sorted(chosen, key=lambda s: s.index):
+        fams = site.families if slug in site.families else site.families + (slug,)
+        if len(fams) == 1:
+            others = [f for f in pool if f is not slug and f.applies(site)]
+            if not others:
+                raise ValueError("a drifting site needs an alias family besides 'slug' (e.g. www) to keep "
+                                 "learnable DUST after the drift: include one in families")
+            www = _BY_NAME["www"]
+            fams += (www if www in others else rng.choice(others),)
+        site.set_families(fams)
+        if site.style.name == "p":
+            site.drift_numbers = tuple(sorted(rng.sample(range(1, 100), rng.randint(4, 8))))
+        start, end = spans[site.index]
+        site.drift(round(start + cfg.drift_at * (end - start), 3), (slug,))
+
+
+_DRIFT_AFTER = {"p": "/p/<section-id>/<slug>", "slug": "/<section>/<slug>-<year>.html"}
+
+
+def _drift_record(site: Site) -> dict:
+    return {
+        "site": site.bare,
+        "hosts": site.hosts(),
+        "drift_ts": site.drift_ts,
+        "family": "slug",
+        "before": site.style.example,
+        "after": _DRIFT_AFTER[site.style.name],
+        "description": (
+            "URL redesign: articles published from drift_ts on carry a number shared by many "
+            f"articles ({'a section id' if site.style.name == 'p' else 'the year'}) and a "
+            f"{DRIFT_SLUG_WORDS}-word slug that names the article; older articles keep their URLs. "
+            "The 'slug' family breaks: URLs that differ only in the slug were one page before and "
+            "are distinct pages after, so a rule dropping the slug must be retired."),
+        "families_after": [f.name for f in site.families_after],
+    }
+
+
+def drift_info(cfg: GenConfig) -> list[dict]:
+    """Ground truth of concept drift: one record per drifting site (empty without drift).
+    The event stream never carries it; see ``write_layout``."""
+    return [_drift_record(s) for s in _make_sites(cfg) if s.drift_ts != inf]
+
+
+def _cover_all_families(sites: list[Site], rng: Random, pool=DEFAULT_FAMILIES) -> None:
     """Give every family at least one site (when some site's style allows it)."""
-    for fam in FAMILIES:
+    for fam in pool:
         if any(fam in s.families for s in sites):
             continue
         candidates = [s for s in sites if fam.applies(s)]
@@ -467,12 +677,17 @@ def _cover_all_families(sites: list[Site], rng: Random) -> None:
 
 
 def site_layout(cfg: GenConfig) -> list[dict]:
-    """What each site looks like (host, style, families): for reports and debugging."""
-    return [
-        {"host": s.host, "pages": s.n_pages, "style": s.style.example, "caps": s.caps,
-         "families": [f.name for f in s.families]}
-        for s in _make_sites(cfg)
-    ]
+    """What each site looks like: main ``host``, registered domain (``site``), the ``hosts``
+    its URLs use, style, families, and ``drift`` (as in ``drift_info``) on drifting sites.
+    For reports, debugging and ``dustonline eval --layout``."""
+    out = []
+    for s in _make_sites(cfg):
+        d = {"host": s.host, "site": s.bare, "hosts": s.hosts(), "pages": s.n_pages, "style": s.style.example,
+             "caps": s.caps, "families": [f.name for f in s.families]}
+        if s.drift_ts != inf:
+            d["drift"] = _drift_record(s)
+        out.append(d)
+    return out
 
 
 # --------------------------------------------------------------------------- event builders
@@ -489,10 +704,13 @@ def _alias(t: float, page: Page, rng: Random) -> tuple[FetchEvent, str, str]:
     """One fetch of ``page`` under an alias URL: one site family, sometimes two composed."""
     site = page.site
     r = rng.random
-    fams = site.families
+    if t < site.drift_ts:
+        fams, partners = site.families, site.partners
+    else:  # the families the redesign broke make no more aliases
+        fams, partners = site.families_after, site.partners_after
     combo = (fams[int(r() * len(fams))],)
     if r() < COMPOSE_RATE:
-        partners = site.partners[combo[0]]
+        partners = partners[combo[0]]
         if partners:
             combo = _by_stage(combo[0], partners[int(r() * len(partners))])
     u = _Url(site.scheme, site.host, page.path, list(page.query))
@@ -680,11 +898,13 @@ def _crawl(order: list[int], sites: list[Site], cfg: GenConfig, rng: Random,
         site = sites[s]
         page = Page(site, site.next_n, rng)
         site.next_n += 1
+        if t >= site.drift_ts:
+            _redesign(page, t, rng)
         rounded = round(t, 3)
         if rounded > last:
             last = rounded
         yield _page_event(last, page.main, page, rng), page.truth, "main"
-        if r() < dup_rate:
+        if r() < dup_rate and site.families:
             n = 1
             while n < 6 and r() < ALIAS_CONTINUE:
                 n += 1
@@ -714,11 +934,8 @@ def generate_labeled(cfg: GenConfig) -> Iterator[tuple[FetchEvent, str, str]]:
         rng.shuffle(order)
         yield from _crawl(order, sites, cfg, rng, t0, t1)
     elif cfg.fetch_order == "site":
-        start = t0
-        for s in sites:
-            end = start + cfg.duration * s.n_pages / cfg.pages
+        for s, (start, end) in zip(sites, _spans(cfg, sites)):
             yield from _crawl([s.index] * s.n_pages, sites, cfg, rng, start, end)
-            start = end
     else:
         raise ValueError(f"fetch_order must be 'crawl' or 'site', not {cfg.fetch_order!r}")
 
@@ -772,13 +989,30 @@ def write_stream(cfg: GenConfig, events_path, truth_path) -> int:
     return n
 
 
+def write_layout(cfg: GenConfig, path) -> None:
+    """Write the generator's ground truth about sites as one JSON document: the config,
+    ``site_layout`` and ``drift_info``. Never part of the event file: a learner must not
+    see it."""
+    doc = {"config": asdict(cfg), "sites": site_layout(cfg), "drift": drift_info(cfg)}
+    with _open_write(path) as fh:
+        fh.write(json.dumps(doc, indent=1).encode() + b"\n")
+
+
+def _families_arg(text: str) -> tuple[str, ...]:
+    try:
+        return parse_families(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Write a synthetic DUST fetch stream and its ground truth.")
     ap.add_argument("events")
     ap.add_argument("truth")
     for f, default in GenConfig.__dataclass_fields__.items():
         val = default.default
-        ap.add_argument("--" + f.replace("_", "-"), type=type(val), default=val)
+        kind = _families_arg if f == "families" else type(val)
+        ap.add_argument("--" + f.replace("_", "-"), type=kind, default=val)
     args = ap.parse_args(argv)
     cfg = GenConfig(**{f: getattr(args, f) for f in GenConfig.__dataclass_fields__})
     n = write_stream(cfg, args.events, args.truth)

@@ -45,7 +45,7 @@ def by_url(items):
 
 
 def test_formats_tuple():
-    assert FORMATS == ("auto", "jsonl", "crawllog", "cdx", "cdxj")
+    assert FORMATS == ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc")
 
 
 def test_jsonl_valid_event_round_trips(tmp_path):
@@ -376,3 +376,195 @@ def test_jsonl_fast_path_takes_the_common_line():
     assert ev == FetchEvent(url="http://a.example/x", ts=1700000000.0, digest="sha1:ABC", simhash=0x9f3a0c2b11d4e5f6)
     assert _fast_jsonl(2048)(b'{"url":"http://a.example/x","ts":"2025-11-21T10:00:00Z"}') is None  # general path
     assert _fast_jsonl(2048)(b'{"url":"http://a.example/\xff","ts":1}') is None  # undecodable: general path names it
+
+
+# ------------------------------------------------------------------ WARC
+import random  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+
+from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
+from warcio.warcwriter import WARCWriter  # noqa: E402
+
+from dustonline.rules import RuleSet, read_rules  # noqa: E402
+from dustonline.sketch import digest, distance, sketch  # noqa: E402
+
+_RNG = random.Random(11)
+_VOCAB = ["".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(2, 10))) for _ in range(2000)]
+
+
+def page_body(seed: int, change: int | None = None) -> bytes:
+    """A 300-word HTML page; ``change``: that word replaced (a near-duplicate)."""
+    rng = random.Random(seed)
+    w = [rng.choice(_VOCAB) for _ in range(300)]
+    if change is not None:
+        w[change] = "changed"
+    return (f"<html><head><title>p{seed}</title><script>var s = {seed};</script></head>"
+            f"<body><p>{' '.join(w)}</p></body></html>").encode()
+
+
+def warc_date(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def add_response(w: WARCWriter, url: str, body: bytes, ts: float, status: str = "200 OK",
+                 ctype: str = "text/html; charset=utf-8") -> None:
+    http = StatusAndHeaders(status, [("Content-Type", ctype), ("Content-Length", str(len(body)))], protocol="HTTP/1.1")
+    w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
+                                        warc_headers_dict={"WARC-Date": warc_date(ts)}))
+
+
+def add_request(w: WARCWriter, url: str, ts: float) -> None:
+    http = StatusAndHeaders("GET / HTTP/1.1", [("Host", url.split("/")[2])], is_http_request=True)
+    w.write_record(w.create_warc_record(url, "request", http_headers=http,
+                                        warc_headers_dict={"WARC-Date": warc_date(ts)}))
+
+
+def raw_record(url: str, http: bytes, ts: float, rtype: str = "response") -> bytes:
+    """An uncompressed WARC record written by hand: no WARC-Payload-Digest."""
+    head = (f"WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Target-URI: {url}\r\nWARC-Date: {warc_date(ts)}\r\n"
+            f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{int(ts) % 10**12:012d}>\r\n"
+            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n")
+    return head.encode() + http + b"\r\n\r\n"
+
+
+@pytest.fixture
+def small_warc(tmp_path):
+    same, near, other = page_body(1), page_body(1, change=150), page_body(2)
+    p = tmp_path / "crawl.warc.gz"
+    with open(p, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        w.write_record(w.create_warcinfo_record(p.name, {"software": "dustonline tests", "format": "WARC 1.0"}))
+        add_request(w, "http://a.example/p?id=1", T0)
+        add_response(w, "http://a.example/p?id=1", same, T0)
+        add_response(w, "http://www.a.example/p?id=1", same, T0 + 1)
+        add_response(w, "http://a.example/print/p?id=1", near, T0 + 2)
+        add_response(w, "http://a.example/p?id=2", other, T0 + 3)
+        add_response(w, "http://a.example/gone", b"<html><body>Not Found</body></html>", T0 + 4, "404 Not Found")
+        revisit = w.create_revisit_record("http://a.example/p?id=1&s=9", digest(same), "http://a.example/p?id=1",
+                                          warc_date(T0), warc_headers_dict={"WARC-Date": warc_date(T0 + 5)})
+        w.write_record(revisit)
+        md = w.create_warc_record("http://a.example/p?id=1", "metadata", payload=io.BytesIO(b"outlinks: none\n"),
+                                  warc_content_type="text/plain", warc_headers_dict={"WARC-Date": warc_date(T0)})
+        w.write_record(md)
+    return p, same, near, other
+
+
+def test_warc_records_become_events(small_warc):
+    p, same, near, other = small_warc
+    ev, rj = split(read_events(p))
+    assert rj == []
+    assert [e.url for e in ev] == ["http://a.example/p?id=1", "http://www.a.example/p?id=1",
+                                   "http://a.example/print/p?id=1", "http://a.example/p?id=2",
+                                   "http://a.example/gone", "http://a.example/p?id=1&s=9"]  # no request/info/metadata
+    a, www, pr, two, gone, rev = ev
+    assert [e.ts for e in ev] == [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4, T0 + 5]
+    assert [e.status for e in ev] == [200, 200, 200, 200, 404, 200]
+    # identical bodies: one digest, the WARC-Payload-Digest warcio wrote, which is sketch's
+    assert a.digest == www.digest == digest(same) != pr.digest
+    assert a.simhash == www.simhash and f"{a.simhash:016x}" == sketch(same, "text/html")["simhash"]
+    assert distance(a.simhash, pr.simhash) <= 6 and distance(a.simhash, two.simhash) > 16  # near vs unrelated
+    assert (a.length, pr.length, two.length) == (len(same), len(near), len(other))
+    assert not gone.teaches and a.teaches
+    # revisit: same content as the capture it refers to, status 200 (no HTTP headers), no sketch of its own
+    assert rev.digest == a.digest and rev.teaches and rev.simhash is None and rev.length is None
+
+
+def test_warc_auto_detected_by_name_and_content(small_warc, tmp_path, monkeypatch):
+    p, *_ = small_warc
+    want = list(read_events(p))
+    assert list(read_events(p, fmt="warc")) == want
+    renamed = tmp_path / "crawl-00001.gz"  # not named .warc.gz: sniffed from the gunzipped first bytes
+    renamed.write_bytes(p.read_bytes())
+    assert list(read_events(renamed)) == want
+    plain = tmp_path / "crawl.warc"
+    plain.write_bytes(gzip.decompress(p.read_bytes()))
+    assert list(read_events(plain)) == want
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(p.read_bytes()))))
+    assert [(e.url, e.digest) for e in read_events("-")] == [(e.url, e.digest) for e in want]
+    # other formats are still detected as before
+    j = write(tmp_path, "ev.jsonl.gz", gzip.compress(b'{"url": "http://a.example/", "ts": 1}\n'))
+    assert list(read_events(j)) == [FetchEvent(url="http://a.example/", ts=1.0)]
+
+
+def test_warc_payload_without_digest_chunked_and_gzipped(tmp_path):
+    body = page_body(3)
+    gz = gzip.compress(body)
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (gz[:100], gz[100:])) + b"0\r\n\r\n"
+    http_gz = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n" + chunked)
+    http_plain = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
+    dns = b"20251121100000\na.example.\t300\tIN\tA\t192.0.2.1\n"
+    p = write(tmp_path, "hand.warc", raw_record("dns:a.example", dns, T0)
+              + raw_record("http://a.example/z", http_gz, T0 + 1) + raw_record("http://a.example/y", http_plain, T0 + 2)
+              + raw_record("http://a.example/x", b"HTTP/1.1 abc\r\n\r\nbody", T0 + 3))
+    items = list(read_events(p))
+    assert [type(x).__name__ for x in items] == ["Rejected", "FetchEvent", "FetchEvent", "Rejected"]
+    dns_rej, zipped, plain, bad = items
+    assert (dns_rej.reason, dns_rej.line) == ("not-http", 1) and dns_rej.raw.startswith("response dns:a.example")
+    # no WARC-Payload-Digest: computed over the payload as stored (what warcio and Heritrix digest)
+    assert zipped.digest == digest(chunked) and plain.digest == digest(body)
+    # the simhash is of the text a browser sees: de-chunked and gunzipped
+    assert zipped.simhash == plain.simhash == int(sketch(body, "text/html")["simhash"], 16)
+    assert (bad.reason, bad.line) == ("bad-field", 4) and "status" in bad.detail
+
+
+def test_warc_corrupt_or_truncated_is_a_dead_letter_not_a_crash(small_warc, tmp_path):
+    p, *_ = small_warc
+    data = p.read_bytes()
+    cut = write(tmp_path, "cut.warc.gz", data[: len(data) * 2 // 3])
+    ev, rj = split(read_events(cut))
+    assert 1 <= len(ev) < 6 and len(rj) == 1
+    assert rj[0].reason == "bad-warc" and "rest of the file not read" in rj[0].detail
+    # a big record cut in the middle of its gzip member: its payload is short
+    big = tmp_path / "big.warc.gz"
+    with open(big, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for i in range(3):
+            add_response(w, f"http://a.example/{i}", page_body(i) * 200, T0 + i, ctype="text/plain")
+    data = big.read_bytes()
+    ev, rj = split(read_events(write(tmp_path, "big-cut.warc.gz", data[: len(data) // 2])))
+    assert [e.url for e in ev] == ["http://a.example/0"]
+    assert [(r.reason, r.line) for r in rj] == [("bad-warc", 2)] and "record cut short" in rj[0].detail
+    garbage = write(tmp_path, "garbage.warc.gz", data[:3000] + b"\x00junk" * 500 + data[6000:])
+    ev, rj = split(read_events([garbage, cut]))  # the next source is still read
+    assert any(e.url == "http://a.example/p?id=1" for e in ev)
+    assert [r.reason for r in rj] == ["bad-warc", "bad-warc"] and all(r.source.endswith(".warc.gz") for r in rj)
+    # gzipped as a whole (not per record): warcio cannot read on; say how to fix it
+    whole = write(tmp_path, "whole.warc.gz", gzip.compress(gzip.decompress(p.read_bytes())))
+    ev, rj = split(read_events(whole))
+    assert len(ev) <= 1 and [r.reason for r in rj] == ["bad-warc"] and "warcio recompress" in rj[0].detail
+    # not a WARC at all, read as one
+    ev, rj = split(read_events(write(tmp_path, "x.jsonl", '{"url": "http://a.example/", "ts": 1}\n'), fmt="warc"))
+    assert ev == [] and [r.reason for r in rj] == ["bad-warc"] and "rest of the file not read" in rj[0].detail
+
+
+def test_learn_on_a_warc_learns_rules(tmp_path):
+    """30 pages, each fetched as /a?id=N and /a?id=N&sessionid=X on www and non-www: a
+    crawl's WARC is enough to learn its DUST rules."""
+    p = tmp_path / "site.warc.gz"
+    ts = T0
+    with open(p, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for n in range(30):
+            body = page_body(100 + n)
+            for host in ("www.shop.example", "shop.example"):
+                for url in (f"http://{host}/a?id={n}", f"http://{host}/a?id={n}&sessionid={(n * 7919) % 10007:x}"):
+                    add_request(w, url, ts)
+                    add_response(w, url, body, ts)
+                    ts += 1
+    rules, dead = tmp_path / "rules.jsonl", tmp_path / "dead.jsonl"
+    config = Path(__file__).resolve().parents[1] / "configs" / "small-site.yaml"
+    r = subprocess.run([sys.executable, "-m", "dustonline", "learn", str(p), "--rules-out", str(rules),
+                        "--config", str(config), "--dead-letter", str(dead), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"events +120 ", r.stderr) and not dead.exists()  # 120 events, none rejected
+    rs = list(read_rules(rules))
+    assert rs and all(set(x.hosts) <= {"shop.example", "www.shop.example"} for x in rs)
+    keys = RuleSet(rs).canonicalize
+    # the four URLs of a page, unseen or not, are fetched once
+    for n in (5, 1234):
+        assert len({keys(f"http://{h}/a?id={n}{s}") for h in ("www.shop.example", "shop.example")
+                    for s in ("", "&sessionid=abc123")}) == 1
+    assert keys("http://shop.example/a?id=5") != keys("http://shop.example/a?id=6")
