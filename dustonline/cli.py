@@ -128,7 +128,53 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--ts", help="with --url: fetch time, epoch seconds or ISO-8601 (default: now)")
     s.add_argument("--status", type=int, default=200, help="with --url: HTTP status (default: %(default)s)")
     s.set_defaults(func=cmd_sketch)
+
+    s = sub.add_parser("eval", help="replay a stream prequentially and measure what each method's rules save and lose")
+    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files, any format learn reads")
+    s.add_argument("--truth", metavar="TRUTH.jsonl", help="ground truth from dustonline generate "
+                   "(default: the content digest, i.e. exact duplicates)")
+    s.add_argument("--layout", metavar="LAYOUT.json", help="a generated stream's site layout (marks concept drift)")
+    s.add_argument("--learner", default="all", metavar="NAME[,NAME]",
+                   help="methods to compare: online, dustlin, duster, w3lib, surt, url-normalize, none, or all (default)")
+    s.add_argument("--config", metavar="FILE")
+    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"))
+    s.add_argument("--tail", type=float, default=0.2, help="held-out share of the events, at the end (default: %(default)s)")
+    s.add_argument("--report", metavar="DIR", help="write DIR/index.html (plots) and DIR/report.json")
+    s.add_argument("--json", metavar="FILE", help="write the figures as JSON here (no plots)")
+    s.add_argument("--quiet", action="store_true", help="no progress")
+    s.set_defaults(func=cmd_eval)
     return p
+
+
+# ------------------------------------------------------------------ eval
+def cmd_eval(args) -> int:
+    import json
+
+    from . import evaluation
+    from .learners import resolve
+    from .report import markdown_table, write_report
+
+    cfg = load_config(args.config)
+    methods = resolve(args.learner)
+    layout = json.loads(Path(args.layout).read_text()) if args.layout else None
+    if isinstance(layout, dict):
+        layout = layout.get("sites", [])
+    tune_gc()
+    stream = evaluation.load_stream(args.inputs, cfg, args.truth, args.format)
+    res = evaluation.run(stream, cfg, methods, tail=args.tail, layout=layout, progress=not args.quiet)
+    print(markdown_table(res))
+    tg = res.get("targets") or {}
+    if tg.get("coverage_vs_dustlin") is not None:
+        print(f"\nonline / dustlin coverage on the tail: {tg['coverage_vs_dustlin']:.1%} "
+              f"(lost {tg['lost_online']} vs {tg['lost_dustlin']})")
+    if tg.get("merges_vs_best_static") is not None:
+        print(f"online / best static ({tg['best_static']}) merges: {tg['merges_vs_best_static']:.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1, sort_keys=True))
+    if args.report:
+        page = write_report(res, args.report)
+        print(f"report: {page}", file=sys.stderr)
+    return 0
 
 
 # ------------------------------------------------------------------ learn

@@ -965,7 +965,8 @@ def _open_write(path):
 
 
 def write_stream(cfg: GenConfig, events_path, truth_path) -> int:
-    """Write events (JSON lines) and ground truth (``{"url", "truth"}`` lines) to two files;
+    """Write events (JSON lines) and ground truth (``{"url", "truth", "kind"}`` lines, kind as
+    in ``generate_labeled``: what made the URL, for per-family figures) to two files;
     line i of the truth file belongs to line i of the event file. ``.gz`` paths are
     gzip-compressed. Returns the number of events."""
     encode = msgspec.json.Encoder().encode
@@ -973,9 +974,9 @@ def write_stream(cfg: GenConfig, events_path, truth_path) -> int:
     with _open_write(events_path) as ev, _open_write(truth_path) as tr:
         ev_buf: list[bytes] = []
         tr_buf: list[bytes] = []
-        for event, truth in generate(cfg):
+        for event, truth, kind in generate_labeled(cfg):
             ev_buf.append(encode(event.to_json()))
-            tr_buf.append(encode({"url": event.url, "truth": truth}))
+            tr_buf.append(encode({"url": event.url, "truth": truth, "kind": kind}))
             if len(ev_buf) >= 8192:
                 ev.write(b"\n".join(ev_buf) + b"\n")
                 tr.write(b"\n".join(tr_buf) + b"\n")

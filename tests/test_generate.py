@@ -298,10 +298,10 @@ def test_write_stream_round_trip(tmp_path, suffix):
         events = [event_from_dict(msgspec.json.decode(line)) for line in f]
     with opener(tr_path, "rb") as f:
         truths = [msgspec.json.decode(line) for line in f]
-    expected = list(generate(SMALL))
+    expected = list(generate_labeled(SMALL))
     assert n == len(events) == len(truths) == len(expected)
-    assert events == [e for e, _ in expected]  # simhash survives the hex round trip
-    assert truths == [{"url": e.url, "truth": t} for e, t in expected]
+    assert events == [e for e, _, _ in expected]  # simhash survives the hex round trip
+    assert truths == [{"url": e.url, "truth": t, "kind": k} for e, t, k in expected]
 
 
 def test_default_stream_is_pinned():

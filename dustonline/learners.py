@@ -1,0 +1,88 @@
+"""The methods ``dustonline eval`` compares, behind three small contracts.
+
+- online: an object with ``learn_one(event) -> [rule changes]`` and ``flush()``, replayed
+  prequentially (its rules key each URL before that URL's fetch teaches anything);
+- batch: ``fit(events, config) -> [Rule]``, trained once on the stream's prefix;
+- static: a ``canonicalize(url) -> key`` function that learns nothing (what crawlers use today).
+
+Static canonicalizers come from optional packages (``pip install dustonline[eval]``); a
+missing one is reported by name instead of failing the whole evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .config import Config
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    kind: str          # "online", "batch" or "static"
+    doc: str
+    make: Callable     # online: (Config) -> learner; batch: (events, Config) -> rules; static: () -> canonicalize
+
+
+def _online(cfg: Config):
+    from .learner import OnlineLearner
+
+    return OnlineLearner(cfg)
+
+
+def _batch(aligner: str):
+    def fit(events, cfg: Config):
+        from .batch import learn
+
+        return learn(events, cfg, aligner)
+    return fit
+
+
+def _none():
+    from .urls import light_normalize
+
+    return light_normalize
+
+
+def _w3lib():
+    from w3lib.url import canonicalize_url
+
+    return canonicalize_url
+
+
+def _surt():
+    from surt import surt
+
+    return surt
+
+
+def _url_normalize():
+    # default options: filter_params=True drops every parameter not allow-listed, page ids
+    # included, which merges distinct pages wholesale
+    from url_normalize import url_normalize
+
+    return url_normalize
+
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("online", "online", "dustonline's OnlineLearner, prequential", _online),
+    Method("dustlin", "batch", "DustLin (thesis ch. 5), batch on the prefix", _batch("dustlin")),
+    Method("duster", "batch", "DUSTER (thesis ch. 4), batch on the prefix", _batch("duster")),
+    Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),
+    Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt),
+    Method("url-normalize", "static", "url_normalize.url_normalize (RFC 3986 normalization)", _url_normalize),
+    Method("none", "static", "dustonline's light normalization only (scheme/host case, default port, fragment)", _none),
+)}
+
+
+def resolve(names: str | list[str] | None) -> list[Method]:
+    """``"online,dustlin"`` or a list -> methods; None or "all" -> every method."""
+    if names is None or names == "all" or names == ["all"]:
+        return list(METHODS.values())
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n]
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown learner {', '.join(unknown)}; choose from {', '.join(METHODS)} or all")
+    return [METHODS[n] for n in names]

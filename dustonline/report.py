@@ -1,0 +1,331 @@
+"""The evaluation report: one self-contained HTML page (plots inlined as PNG, no server,
+no scripts) and a JSON file with the same figures for machines.
+
+One file that opens from a mail attachment or a CI artifact beats a dashboard nobody
+deploys; matplotlib's Agg backend renders without a display.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+_COLORS = {"online": "#1f6feb", "dustlin": "#8250df", "duster": "#bf3989", "static": "#9a6700", "frozen": "#54aeff"}
+
+
+def _plt():
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("the report needs matplotlib: pip install 'dustonline[eval]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
+    return plt
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.clf()
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _color(row: dict) -> str:
+    if "frozen" in row["name"]:
+        return _COLORS["frozen"]
+    return _COLORS.get(row["name"], _COLORS.get(row["kind"], "#57606a"))
+
+
+def _nan(v):
+    return float("nan") if v is None else v
+
+
+def _days(ts: float, t0: float) -> float:
+    return (ts - t0) / 86400.0
+
+
+def plot_over_time(res: dict) -> str:
+    plt = _plt()
+    t0 = res["input"]["first_ts"]
+    curve = res["curve"]
+    x = [_days(p["ts"], t0) for p in curve]
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    ax.plot(x, [_nan(p["coverage"]) for p in curve], color=_COLORS["online"], label="coverage, cumulative")
+    ax.plot(x, [_nan(p["window_coverage"]) for p in curve],
+            color=_COLORS["online"], alpha=0.45, linestyle="--", label="coverage, per window")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of duplicate URLs merged")
+    ax.set_xlabel("event time (days from the first event)")
+    ax2 = ax.twinx()
+    ax2.step(x, [p["rules"] for p in curve], where="post", color="#57606a", label="active rules")
+    ax2.set_ylabel("active rules")
+    ax2.spines["right"].set_visible(True)
+    ax.axvline(_days(res["tail"]["split_ts"], t0), color="black", linewidth=0.8)
+    ax.text(_days(res["tail"]["split_ts"], t0), 0.02, " held-out tail", fontsize=8)
+    for d in res.get("drift", []):
+        ax.axvline(_days(d["drift_ts"], t0), color="#cf222e", linewidth=0.8, linestyle=":")
+        ax.text(_days(d["drift_ts"], t0), 0.92, f" drift: {d['site']}", color="#cf222e", fontsize=8)
+        for r in d["rules"]:
+            if r["retired_ts"] is not None:
+                ax.plot([_days(r["retired_ts"], t0)], [0.88], marker="v", color="#cf222e")
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="lower right", frameon=False)
+    ax.set_title(f"{res['online']}: rules and coverage over the replay (prequential)", loc="left")
+    return _png(fig)
+
+
+def plot_methods(res: dict) -> str:
+    plt = _plt()
+    rows = [r for r in res["methods"] if "tail" in r]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 0.42 * len(rows) + 1.2), sharey=True)
+    names = [r["name"] for r in rows][::-1]
+    cov = [r["tail"]["coverage"] or 0.0 for r in rows][::-1]
+    lost = [r["tail"]["lost"] for r in rows][::-1]
+    colors = [_color(r) for r in rows][::-1]
+    a.barh(names, cov, color=colors)
+    for y, v in enumerate(cov):
+        a.text(v + 0.01, y, f"{v:.1%}", va="center", fontsize=8)
+    a.set_xlim(0, 1.1)
+    a.set_xlabel("saved: duplicate URLs merged (coverage)")
+    b.barh(names, lost, color="#cf222e")
+    for y, v in enumerate(lost):
+        b.text(v, y, f" {v}", va="center", fontsize=8)
+    b.set_xlabel("lost: distinct pages never fetched")
+    b.set_xlim(0, max(lost + [1]) * 1.3)
+    a.set_title(f"held-out tail: {res['tail']['urls']:,} URLs, {res['tail']['contents']:,} pages", loc="left")
+    return _png(fig)
+
+
+def plot_sites(res: dict) -> str:
+    plt = _plt()
+    sites = res["sites"][:20]
+    rows = [r for r in res["methods"] if "tail" in r and r["name"] != "none"]
+    best_static = res.get("targets", {}).get("best_static")
+    show = [r["name"] for r in rows if r["kind"] != "static" and "frozen" not in r["name"]]
+    if best_static:
+        show.append(best_static)
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    w = 0.8 / max(1, len(show))
+    by = {r["name"]: r for r in rows}
+    for k, name in enumerate(show):
+        xs = [i + k * w for i in range(len(sites))]
+        ax.bar(xs, [s.get(name, {}).get("coverage") or 0.0 for s in sites], width=w, color=_color(by[name]), label=name)
+    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(sites))])
+    ax.set_xticklabels([s["site"] for s in sites], rotation=60, ha="right", fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("coverage on the tail")
+    ax.legend(frameon=False, ncol=len(show), fontsize=8, loc="upper right")
+    ax.set_title("per site: the sites with the most duplicate URLs in the tail", loc="left")
+    return _png(fig)
+
+
+def plot_kinds(res: dict) -> str:
+    """Alias families x methods: which DUST each method merges; traps: what it wrongly merges."""
+    plt = _plt()
+    rows = res["kinds"]
+    methods = [r["name"] for r in res["methods"] if "tail" in r]
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.4))
+    import numpy as np
+
+    grid = np.array([[r.get(m, 0.0) for m in methods] for r in rows])
+    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for i, r in enumerate(rows):
+        for j, m in enumerate(methods):
+            v = r.get(m, 0.0)
+            bad = r["kind"] == "trap" and v > 0
+            ax.text(j, i, f"{v:.0%}", ha="center", va="center", fontsize=7,
+                    color="#cf222e" if bad else ("white" if v > 0.6 else "#1f2328"))
+    ax.set_xticks(range(len(methods)))
+    ax.set_xticklabels(methods, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{'alias' if r['kind'] == 'alias' else 'TRAP'}: {r['name']} ({r['urls']:,})" for r in rows])
+    ax.set_title("per DUST family: share merged with a true duplicate; per trap: share merged wrongly", loc="left")
+    return _png(fig)
+
+
+def plot_time_to_rule(res: dict) -> str:
+    plt = _plt()
+    per = [p for p in res["time_to_rule"]["per_rule"] if p["events"] >= 0]
+    fig, ax = plt.subplots(figsize=(4.4, 3.0))
+    ax.hist([p["seconds"] / 3600 for p in per] or [0], bins=30, color=_COLORS["online"])
+    ax.set_xlabel("hours of event time, first evidence -> valid rule")
+    ax.set_ylabel("rules")
+    ax.set_title("time to a valid rule", loc="left")
+    return _png(fig)
+
+
+# --------------------------------------------------------------------------- HTML
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#1f2328;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+.sub{color:#57606a;margin:0 0 16px} table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;vertical-align:top} th{background:#f6f8fa}
+td.l,th.l{text-align:left} code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+img{max-width:100%} .ok{color:#1a7f37;font-weight:600} .no{color:#cf222e;font-weight:600}
+.grid{display:flex;gap:16px;flex-wrap:wrap} .card{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px}
+.big{font-size:20px;font-weight:600}
+"""
+
+
+def _e(s) -> str:
+    return html.escape(str(s))
+
+
+def _pc(v) -> str:
+    return "–" if v is None else f"{v:.1%}"
+
+
+def _num(v, fmt="{:,}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def _when(ts: float | None) -> str:
+    return "–" if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _dur(s: float | None) -> str:
+    if s is None:
+        return "–"
+    return f"{s / 3600:.1f} h" if s < 2 * 86400 else f"{s / 86400:.1f} d"
+
+
+def headline_rows(res: dict) -> list[list[str]]:
+    """The headline table as text cells (README and HTML share it)."""
+    out = []
+    for r in res["methods"]:
+        if "tail" not in r:
+            out.append([r["name"], r["kind"], "–", "–", "–", "–", "–", "–", "–", r.get("error", "")])
+            continue
+        t, a = r["tail"], r.get("all")
+        out.append([r["name"], r["kind"], _pc(t["coverage"]), str(t["lost"]), f"{t['np']:.4f}",
+                    _pc(t["compression"]), _num(r["rules"]),
+                    "–" if t.get("arr") is None else f"{t['arr']:.1f}",
+                    "–" if r.get("learn_seconds") is None else f"{r['learn_seconds']:.1f}",
+                    "–" if a is None else f"{_pc(a['coverage'])} / {a['lost']}"])
+    return out
+
+
+HEADLINE_COLS = ["method", "kind", "coverage", "lost", "NP", "compression", "rules", "AR/R", "seconds",
+                 "whole stream: coverage / lost"]
+
+
+def markdown_table(res: dict) -> str:
+    lines = ["| " + " | ".join(HEADLINE_COLS) + " |", "|" + "---|" * len(HEADLINE_COLS)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in headline_rows(res)]
+    return "\n".join(lines)
+
+
+def _table(cols: list[str], rows: list[list[str]], left: int = 1) -> str:
+    head = "".join(f"<th class=l>{_e(c)}</th>" if i < left else f"<th>{_e(c)}</th>" for i, c in enumerate(cols))
+    body = "".join("<tr>" + "".join(f"<td class=l>{c}</td>" if i < left else f"<td>{c}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def render_html(res: dict, images: dict[str, str]) -> str:
+    inp, tail = res["input"], res["tail"]
+    parts = [f"<!doctype html><html><head><meta charset=utf-8><title>dustonline evaluation</title>"
+             f"<style>{_CSS}</style></head><body>",
+             "<h1>dustonline replay evaluation</h1>",
+             f"<p class=sub>{inp['events']:,} events ({inp['rejected']:,} rejected), {inp['urls']:,} distinct URLs with "
+             f"content, {inp['contents']:,} distinct pages, {inp['sites']:,} sites; {_when(inp['first_ts'])} to "
+             f"{_when(inp['last_ts'])} UTC. Ground truth: {_e(inp['truth'])}. Sources: "
+             f"{_e(', '.join(Path(s).name for s in inp['sources']))}</p>"]
+    tg = res.get("targets") or {}
+    if tg:
+        cards = []
+        if "coverage_vs_dustlin" in tg:
+            ok = "ok" if tg["dustlin_met"] else "no"
+            cards.append(f"<div class=card>online / batch DustLin coverage<div class='big {ok}'>"
+                         f"{_pc(tg['coverage_vs_dustlin'])}</div>lost {tg['lost_online']} vs {tg['lost_dustlin']}"
+                         f" (bar: &ge; 95%, no more lost)</div>")
+        if tg.get("merges_vs_best_static") is not None:
+            ok = "ok" if tg["static_met"] else "no"
+            cards.append(f"<div class=card>online / best static ({_e(tg['best_static'])}) merges<div class='big {ok}'>"
+                         f"{tg['merges_vs_best_static']:.2f}&times;</div>(bar: &ge; 2&times;)</div>")
+        ttr = res.get("time_to_rule") or {}
+        if ttr.get("median_events") is not None:
+            cards.append(f"<div class=card>first evidence &rarr; valid rule, median<div class=big>"
+                         f"{_dur(ttr['median_seconds'])}</div>{ttr['median_events']:,} events (p90 "
+                         f"{_dur(ttr['p90_seconds'])})</div>")
+        parts.append("<div class=grid>" + "".join(cards) + "</div>")
+    parts.append(f"<h2>All methods on the held-out tail</h2><p>The last {tail['share']:.0%} of events: "
+                 f"{tail['urls']:,} URLs first seen there, {tail['contents']:,} pages. Batch learners were "
+                 "trained on the events before it; the online learner keeps learning through it (and, frozen, "
+                 "stops at its start). <i>Whole stream</i> is the prequential replay from the first event.</p>")
+    parts.append(_table(HEADLINE_COLS, [[_e(c) for c in row] for row in headline_rows(res)], left=2))
+    for key, title in (("over_time", "Rules and coverage over time"), ("methods", "Savings and losses by method"),
+                       ("kinds", "By kind of DUST, and the traps"), ("sites", "Per site"),
+                       ("time_to_rule", "Time to a valid rule")):
+        if key in images:
+            parts.append(f"<h2>{title}</h2><img alt='{_e(title)}' src='data:image/png;base64,{images[key]}'>")
+    if res.get("sites"):
+        names = [r["name"] for r in res["methods"] if "tail" in r]
+        rows = [[_e(s["site"]), f"{s['urls']:,}", f"{s['duplicates']:,}"]
+                + [f"{_pc(s[n]['coverage'])} / {s[n]['lost']}" for n in names] for s in res["sites"]]
+        parts.append("<details><summary>Per-site table (coverage / lost on the tail)</summary>"
+                     + _table(["site", "URLs", "duplicates"] + names, rows) + "</details>")
+    if res.get("top_rules"):
+        rows = []
+        for r in res["top_rules"]:
+            ex = "<br>".join(f"<code>{_e(u)}</code>" for u in r["examples"])
+            hosts = ", ".join(r["hosts"]) + (f" (+{r['n_hosts'] - len(r['hosts'])})" if r["n_hosts"] > len(r["hosts"]) else "")
+            rows.append([f"<code>{_e(r['id'])}</code><br>{_e(hosts)}", f"{r['merged']:,}", f"{r['support']:,}",
+                         f"<code>{_e(r['context'])}</code><br>&rarr; <code>{_e(r['transformation'])}</code>",
+                         f"<code>{_e(r['example_key'])}</code><br>&larr; {ex}"])
+        parts.append("<h2>Top rules, with URLs they merge</h2>"
+                     + _table(["rule, hosts", "merged", "support", "context → transformation", "key ← URLs"], rows, 5))
+    if res.get("drift"):
+        rows = []
+        for d in res["drift"]:
+            for r in d["rules"] or [{"rule": "(no rule was active)", "retired_ts": None, "after_drift_seconds": None,
+                                      "after_drift_events": None, "wrong_merges_after_drift": 0}]:
+                rows.append([_e(d["site"]), _when(d["drift_ts"]), _e(d["description"]), f"<code>{_e(r['rule'])}</code>",
+                             _when(r["retired_ts"]), _dur(r["after_drift_seconds"]),
+                             _num(r["after_drift_events"]), f"{r['wrong_merges_after_drift']:,}"])
+        parts.append("<h2>Concept drift</h2><p>Sites that changed their URL scheme mid-stream, the rules that "
+                     "held before, when the learner retired them, and the fetches they wrongly skipped meanwhile.</p>"
+                     + _table(["site", "drift", "what changed", "rule", "retired", "after", "site URLs meanwhile",
+                               "wrong merges"], rows, 3))
+    if res.get("retirements"):
+        rows = [[f"<code>{_e(r['rule'])}</code>", _when(r["active_ts"]), _when(r["retired_ts"]),
+                 _dur(r["active_seconds"]), f"{r['wrong_merges']:,}", f"{r['lost']:,}"] for r in res["retirements"]]
+        parts.append(f"<details><summary>All {len(rows)} retired rules</summary>"
+                     + _table(["rule", "active", "retired", "active for", "wrong merges", "lost"], rows) + "</details>")
+    parts.append("<h2>Definitions</h2><p>Over distinct URLs with content, in fetch order: <b>coverage</b> = URLs "
+                 "merged with a true duplicate / (URLs &minus; pages) (thesis Eq. 2.3, Lei's dup-reduction); "
+                 "<b>lost</b> = pages none of whose URLs is the first of its key, so a crawler never fetches them; "
+                 "<b>NP</b> = true-duplicate pairs / pairs under one key (Koppula); <b>compression</b> = 1 &minus; "
+                 "keys / URLs; <b>AR/R</b> = URLs &times; compression / rules (Koppula). Keys are assigned "
+                 "prequentially: a URL is keyed by the rules known before its own fetch.</p>")
+    parts.append("<details><summary>Configuration</summary><pre>" + _e(json.dumps(res["config"], indent=1))
+                 + "</pre></details></body></html>")
+    return "\n".join(parts)
+
+
+def write_report(res: dict, out_dir: str | Path) -> Path:
+    """``out_dir``/index.html and ``out_dir``/report.json; returns the HTML path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    images = {}
+    if res.get("curve"):
+        images["over_time"] = plot_over_time(res)
+    if any("tail" in r for r in res["methods"]):
+        images["methods"] = plot_methods(res)
+    if res.get("sites"):
+        images["sites"] = plot_sites(res)
+    if res.get("kinds"):
+        images["kinds"] = plot_kinds(res)
+    if res.get("time_to_rule", {}).get("per_rule"):
+        images["time_to_rule"] = plot_time_to_rule(res)
+    (out / "report.json").write_text(json.dumps(res, indent=1, sort_keys=True))
+    page = out / "index.html"
+    page.write_text(render_html(res, images))
+    return page
