@@ -415,7 +415,7 @@ def test_drift_is_described_but_not_in_the_stream(drift, tmp_path):
     write_stream(cfg, ev, tr)
     keys = {k for line in ev.read_bytes().splitlines() for k in msgspec.json.decode(line)}
     assert keys <= {"url", "ts", "status", "digest", "simhash", "canonical", "length"}
-    assert {k for line in tr.read_bytes().splitlines() for k in msgspec.json.decode(line)} == {"url", "truth"}
+    assert {k for line in tr.read_bytes().splitlines() for k in msgspec.json.decode(line)} == {"url", "truth", "kind"}
     write_layout(cfg, lay)
     doc = json.loads(lay.read_text())
     assert doc["drift"] == [info] and doc["sites"] == layout and doc["config"]["drift_sites"] == 1
