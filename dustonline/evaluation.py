@@ -361,6 +361,21 @@ def by_kind(kinds: list[str | None], truths: list[str], outcomes: dict[str, list
     return out
 
 
+def clusters(records: list[Rec], final: RuleSet, n: int = 15, urls: int = 6) -> dict:
+    """The input's duplicate clusters (URLs of one content), largest first, each with the
+    keys the final rules give its URLs: one key means the rules merge it whole."""
+    groups: dict[str, list[Rec]] = {}
+    for r in records:
+        groups.setdefault(r.truth, []).append(r)
+    dups = sorted((g for g in groups.values() if len(g) > 1), key=lambda g: (-len(g), g[0].i))
+    merged = sum(1 for g in dups if len({final.canonicalize(r.url) for r in g}) == 1)
+    top = []
+    for g in dups[:n]:
+        keys = {final.canonicalize(r.url) for r in g}
+        top.append({"size": len(g), "keys": len(keys), "urls": [r.url for r in g[:urls]]})
+    return {"count": len(dups), "urls": sum(len(g) for g in dups), "merged_whole": merged, "top": top}
+
+
 def top_rules(replay: Replay, n: int = 12, examples: int = 4) -> list[dict]:
     """The final rules that merged the most duplicates, each with its largest merged key."""
     groups: dict[str, dict[str, list[Rec]]] = {}
@@ -482,6 +497,8 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
             "retirements": retirements(ref),
             "drift": drift_report(layout, ref, rules_seen),
             "top_rules": top_rules(ref),
+            "clusters": clusters(recs, ref.final),
+            "rules": [msgspec.to_builtins(r) for r in ref.final.rules()[:100]],
         })
         result["targets"] = targets(rows, ref_method.name)
     return result

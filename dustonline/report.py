@@ -282,6 +282,20 @@ def render_html(res: dict, images: dict[str, str]) -> str:
                          f"<code>{_e(r['example_key'])}</code><br>&larr; {ex}"])
         parts.append("<h2>Top rules, with URLs they merge</h2>"
                      + _table(["rule, hosts", "merged", "support", "context → transformation", "key ← URLs"], rows, 5))
+    cl = res.get("clusters")
+    if cl:
+        rows = [[f"{c['size']:,}", f"{c['keys']:,}", "<br>".join(f"<code>{_e(u)}</code>" for u in c["urls"])]
+                for c in cl["top"]]
+        parts.append(f"<h2>Duplicate clusters in the input</h2><p>{cl['count']:,} clusters of URLs with one content "
+                     f"({cl['urls']:,} URLs); the final rules give {cl['merged_whole']:,} of them a single key. "
+                     "The largest, with the number of keys the final rules leave them:</p>"
+                     + _table(["URLs", "keys", "URLs (first ones)"], rows, left=0))
+    if res.get("rules") is not None:
+        rows = [[f"<code>{_e(r['id'])}</code>", _e(", ".join(r["hosts"][:4]) + (" ..." if len(r["hosts"]) > 4 else "")),
+                 f"{r['support']:,}", f"<code>{_e(r['context'])}</code><br>&rarr; <code>{_e(r['transformation'])}</code>"]
+                for r in res["rules"]]
+        parts.append(f"<details><summary>Rules active at the end ({len(rows)})</summary>"
+                     + _table(["rule", "hosts", "support", "context → transformation"], rows, 4) + "</details>")
     if res.get("drift"):
         rows = []
         for d in res["drift"]:
