@@ -235,7 +235,7 @@ def render_html(res: dict, images: dict[str, str]) -> str:
              f"<style>{_CSS}</style></head><body>",
              "<h1>dustonline replay evaluation</h1>",
              f"<p class=sub>{inp['events']:,} events ({inp['rejected']:,} rejected), {inp['urls']:,} distinct URLs with "
-             f"content, {inp['contents']:,} distinct pages, {inp['sites']:,} sites; {_when(inp['first_ts'])} to "
+             f"content, {inp['contents']:,} distinct pages, {inp['sites']:,} registered domains; {_when(inp['first_ts'])} to "
              f"{_when(inp['last_ts'])} UTC. Ground truth: {_e(inp['truth'])}. Sources: "
              f"{_e(', '.join(Path(s).name for s in inp['sources']))}</p>"]
     tg = res.get("targets") or {}

@@ -163,3 +163,17 @@ def test_report_renders_in_a_real_browser(result, tmp_path, chromium):
     px = np.asarray(Image.open(png).convert("RGB")).astype(int)
     blue = int((np.abs(px - (0x1F, 0x6F, 0xEB)).max(axis=2) < 24).sum())
     assert blue > 3000, blue
+
+
+def test_same_stream_same_figures(generated, result):
+    """Replays are reproducible: a second run gives the same figures but for the timings."""
+    cfg = Config().check()
+    stream = evaluation.load_stream([str(generated / "s.jsonl")], cfg, generated / "t.jsonl")
+    again = evaluation.run(stream, cfg, resolve("all"), tail=0.25, progress=False)
+
+    def strip(res):
+        res = json.loads(json.dumps(res))
+        for r in res["methods"]:
+            r.pop("learn_seconds", None)
+        return res
+    assert strip(again) == strip(result[1])
