@@ -59,7 +59,13 @@ def contribution(parts: list[tuple], hosts, generalize: bool = True) -> Contribu
             shape.append(("V",))
             slots.append((p[1], p[2]))
         elif kind == "O" and generalize and len({skeleton(v) for v in p[1]}) == 1:
-            shape.append(("S", skeleton(p[1][0])))
+            # values with punctuation inside a span (a session segment "/(S(9f3a))") are
+            # another kind of token than plain words ("/mirror1", "/v1"): one group each,
+            # so a class learned for one never drops the other's words on some site
+            if any(char_bits(seg) & 4 for v in p[1] for seg in segments(v)):
+                shape.append(("S", skeleton(p[1][0]), "x"))
+            else:
+                shape.append(("S", skeleton(p[1][0])))
             slots.append((p[1],))
         else:
             shape.append(p)
@@ -86,7 +92,7 @@ class Group:
             state = {
                 "n": 0,
                 "slots": [
-                    {"k": k, "vals": {}, "free": False, "bits": 0, "segs": None} for k in kinds
+                    {"k": k, "vals": {}, "free": False, "bits": 0, "segs": None, "hv": {}} for k in kinds
                 ],
                 "members": {},
                 "rev": 0,
@@ -131,7 +137,7 @@ class Group:
                     if len(slot["vals"]) > card_set or len(values) > card_set:
                         self._free_variant(slot)
             else:
-                self._add_opt(slot, val[0], card_set)
+                self._add_opt(slot, val[0], card_set, c.hosts)
         mk = self._member_key(c)
         mem = st["members"].get(mk)
         if mem is None:
@@ -156,6 +162,20 @@ class Group:
                     slot["vals"][k] = left
                 elif slot["vals"].pop(k, None) is not None:
                     self._bump()
+            if slot["k"] == "O":
+                hv = slot.get("hv", {})
+                for h in c.hosts:
+                    per = hv.get(h)
+                    if per is None:
+                        continue
+                    for v in val[0]:
+                        left = per.get(v, 0) - 1
+                        if left > 0:
+                            per[v] = left
+                        else:
+                            per.pop(v, None)
+                    if not per:
+                        del hv[h]
             if slot["k"] == "O" and slot["segs"] is not None:
                 for v in val[0]:
                     for seg, text in zip(slot["segs"], segments(v)):
@@ -197,7 +217,19 @@ class Group:
                 tgt["hosts"][h] = tgt["hosts"].get(h, 0) + c
         self.st["members"] = merged
 
-    def _add_opt(self, slot: dict, values, card_set: int) -> None:
+    def _add_opt(self, slot: dict, values, card_set: int, hosts=()) -> None:
+        """An optional token set becomes a class only when one host shows more than
+        Card_set values (a session segment in the path). Many sites with one value each
+        (/mirror1 here, /v1 there) stay an alternation of those literals: as a class it
+        would also drop /fr/ or /de/ on the same sites, different pages (measured: most of
+        the contents the learner lost on a 200k-event stream came from such classes). A
+        rule applies only to its hosts, whose values are all in the alternation."""
+        hv = slot.setdefault("hv", {})
+        for h in hosts:
+            per = hv.setdefault(h, {})
+            for v in values:
+                per[v] = per.get(v, 0) + 1
+        wide = slot["free"] or any(len(hv[h]) > card_set for h in hosts)
         for v in values:
             if not slot["free"]:  # a free slot renders from its segments; values would only grow
                 if v not in slot["vals"]:
@@ -213,13 +245,18 @@ class Group:
                     self._bump()
                 if not seg["free"]:
                     seg["vals"][text] = seg["vals"].get(text, 0) + 1
-                    if len(seg["vals"]) > card_set:
-                        seg["free"] = True
-                        seg["vals"] = {}
-        if len(slot["vals"]) > card_set and not slot["free"]:
+        if wide and not slot["free"] and len(slot["vals"]) > card_set:
             slot["free"] = True
             slot["vals"] = {}
             self._bump()
+        if slot["free"] and slot["segs"] is not None:
+            for seg in slot["segs"]:
+                if not seg["free"] and len(seg["vals"]) > card_set:
+                    fines = {fine_skeleton(v) for v in seg["vals"]}
+                    seg["fine"] = next(iter(fines)) if len(fines) == 1 and len(next(iter(fines))) > 1 else None
+                    seg["free"] = True
+                    seg["vals"] = {}
+                    self._bump()
 
     def candidates(self, min_freq: int, card_set: int, cache: dict | None = None) -> list[Candidate]:
         """Members with freq >= min_freq as rules. ``cache`` maps (shape, member, rev) to a
@@ -271,7 +308,7 @@ class Group:
 
 
 def _is_slot(item) -> bool:
-    """("V",) is a variant slot, ("S", skeleton) an optional slot; longer items are concrete."""
+    """("V",) is a variant slot, ("S", skeleton[, "x"]) an optional slot; longer items are concrete."""
     return item == ("V",) or item[0] == "S"
 
 
@@ -285,12 +322,32 @@ def _opt_regex(skel, slot: dict) -> str:
             continue
         seg = slot["segs"][si]
         si += 1
-        if seg["free"]:
+        if seg["free"] and seg.get("fine"):
+            # "(S(9f3a))": the punctuation every value had stays literal, so the class
+            # cannot match a plain word ("/fr") on the same site
+            alnum = class_for(seg["bits"] & 3 or 3)
+            out.append("".join(alnum if t == "*" else escape(t) for t in seg["fine"]))
+        elif seg["free"]:
             out.append(class_for(seg["bits"]))
         else:
             vals = sorted(seg["vals"], key=lambda v: (-len(v), v))
             out.append(escape(vals[0]) if len(vals) == 1 else "(?:" + "|".join(escape(v) for v in vals) + ")")
     return "(?:" + "".join(out) + ")?"
+
+
+def fine_skeleton(text: str) -> tuple[str, ...]:
+    """Punctuation kept, alphanumeric runs abstracted: "(S(9f3a))" -> ('(', '*', '(', '*', ')', ')')."""
+    out: list[str] = []
+    run = False
+    for ch in text:
+        if ch.isascii() and ch.isalnum():
+            if not run:
+                out.append("*")
+                run = True
+        else:
+            out.append(ch)
+            run = False
+    return tuple(out)
 
 
 def _tuplify(x):

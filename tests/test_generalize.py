@@ -70,3 +70,39 @@ def test_thesis_mode_keeps_literal_values_in_the_shape():
     a = contrib(["http://a.com/x?id=1", "http://a.com/x?id=1&sid=q1"], generalize=False)
     b = contrib(["http://a.com/x?id=2", "http://a.com/x?id=2&sid=q2"], generalize=False)
     assert a.shape != b.shape  # identical (context, transformation) only, as in Alg. 5
+
+
+def _rule(g):
+    (cand,) = g.candidates(min_freq=1, card_set=5)
+    import re
+
+    return re.compile(cand.context)
+
+
+def test_one_optional_value_per_site_stays_literal_across_many_sites():
+    """Eight sites each with its own mirror directory: the union passes Card_set, but no
+    site shows more than one value, so the rule drops only those directories; as a class it
+    would also drop /fr/ (a different page) on the same sites."""
+    g = None
+    for i in range(8):
+        host = f"s{i}.com"
+        c = contrib([f"http://{host}/news/{i}", f"http://{host}/mirror{i}/news/{i}"], host=host)
+        g = g or Group(c.shape)
+        g.add(c, card_set=5)
+    rx = _rule(g)
+    assert rx.fullmatch("http://s3.com/mirror3/news/77") and rx.fullmatch("http://s3.com/news/77")
+    assert not rx.fullmatch("http://s3.com/fr/news/77")
+
+
+def test_a_session_segment_class_keeps_its_punctuation():
+    """ASP.NET cookieless sessions /(S(id))/: many values on one site make a class, which
+    must still need the "(S(...))" around the id, so /fr/ stays a different page."""
+    g = None
+    for i in range(8):
+        sid = f"{i:04x}ab{i * 7919:08x}"
+        c = contrib([f"http://a.com/news/{i}", f"http://a.com/(S({sid}))/news/{i}"])
+        g = g or Group(c.shape)
+        g.add(c, card_set=5)
+    rx = _rule(g)
+    assert rx.fullmatch("http://a.com/(S(00ffab99))/news/5") and rx.fullmatch("http://a.com/news/5")
+    assert not rx.fullmatch("http://a.com/fr/news/5")
