@@ -1,14 +1,15 @@
 """End to end through Kafka: one worker against the embedded learner, in the same run.
 
-    python benchmarks/bench_stream.py [--events 200000] [--latency-events 40000 --rate 4000]
+    python benchmarks/bench_stream.py [--events 200000] [--batch 100] [--latency-events 40000 --rate 4000]
 
 Needs a broker: uses the one on 127.0.0.1:9092 (DUSTONLINE_KAFKA_PORT) or starts
 scripts/kafka.sh. Prints:
 
-1. Throughput. The stream is replayed onto a fresh pages topic first; then one worker
-   learns it, from its first event to its last checkpoint (consume, parse, learn,
-   RocksDB table, changelog). The embedded learner (`dustonline learn`'s path: read,
-   parse, learn, RocksDB) runs on the same events and config; the ratio is
+1. Throughput. The stream is replayed onto a fresh pages topic first, one event per
+   message and then ``--batch`` events per message (`dustonline replay --batch`); each
+   time one worker learns it, from its first event to its last checkpoint (consume,
+   parse, learn, RocksDB table, changelog). The embedded learner (`dustonline learn`'s
+   path: read, parse, learn, RocksDB) runs on the same events and config; the ratios are
    worker / embedded.
 2. Rule latency. A second stream is published at a steady rate while a worker learns it
    and a subscriber follows the rules topic. For every rule activation, the embedded
@@ -77,15 +78,15 @@ def embedded_rate(path: Path, cfg) -> tuple[float, int]:
     return rate, rules
 
 
-def throughput(args, host: str, tmp: Path) -> None:
-    path, events = stream_file(args.events, 1, tmp)
+def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: int) -> tuple[float, dict, str]:
+    """One worker learning the stream from a fresh topic, replayed ``batch`` events per message."""
     cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every)
     cfg = load_config(cfg_path)
-    print(f"\n== throughput: {len(events):,} events, {len({e.url.split('/')[2] for e in events}):,} hosts")
     t0 = time.perf_counter()
-    replay([str(path)], cfg)
-    print(f"replayed onto {cfg.kafka.pages_topic} in {time.perf_counter() - t0:.1f} s")
-    w = WorkerProc(cfg_path, tmp, "bench").start()
+    r = replay([str(path)], cfg, batch=batch)
+    print(f"replayed onto {cfg.kafka.pages_topic} in {time.perf_counter() - t0:.1f} s "
+          f"({r['messages']:,} messages of up to {batch} events)")
+    w = WorkerProc(cfg_path, tmp, f"bench-{batch}").start()
     try:
         started = None
 
@@ -95,26 +96,36 @@ def throughput(args, host: str, tmp: Path) -> None:
             done = sum(s["events"] for s in st.values())
             if started is None and done > 0:
                 started = (time.perf_counter(), done)
-            return learned_all([w], 1, len(events))()
+            return learned_all([w], 1, n_events)()
 
         wait_until(progress, 3600, "the worker to learn the stream", [w])
         t_end = time.perf_counter()
         t_start, first = started
-        worker = (len(events) - first) / (t_end - t_start)
-        st = partitions_state([w])[0]
-        metrics = w.get("/metrics")
+        rate = (n_events - first) / (t_end - t_start)
+        return rate, partitions_state([w])[0], w.get("/metrics")
     finally:
         w.stop()
-    emb, rules = embedded_rate(path, cfg)
-    ckpt = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
-            if line.startswith(("dustonline_checkpoint_seconds_sum", "dustonline_checkpoint_seconds_count",
-                                "dustonline_checkpoint_records_total"))}
-    n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
-    print(f"worker through Kafka  {worker:>9,.0f} events/s   ({st['active_rules']} active rules, "
-          f"{n_ckpt:.0f} checkpoints, {ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
-          f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each)")
-    print(f"embedded learner      {emb:>9,.0f} events/s   ({rules} active rules)")
-    print(f"ratio worker/embedded {worker / emb:>9.2f}         (target >= 0.5)")
+
+
+def throughput(args, host: str, tmp: Path) -> None:
+    path, events = stream_file(args.events, 1, tmp)
+    print(f"\n== throughput: {len(events):,} events, {len({e.url.split('/')[2] for e in events}):,} hosts")
+    rows = []
+    for batch in dict.fromkeys((1, args.batch)):
+        rate, st, metrics = worker_rate(path, len(events), host, tmp, args, batch)
+        ckpt = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
+                if line.startswith(("dustonline_checkpoint_seconds_sum", "dustonline_checkpoint_seconds_count",
+                                    "dustonline_checkpoint_records_total"))}
+        n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
+        rows.append((batch, rate, st, n_ckpt, ckpt))
+    emb, rules = embedded_rate(path, load_config(service_config(host, tmp, partitions=1, learning={})))
+    for batch, rate, st, n_ckpt, ckpt in rows:
+        print(f"worker, {batch:>3} event(s)/message {rate:>9,.0f} events/s   ({st['active_rules']} active rules, "
+              f"{n_ckpt:.0f} checkpoints, {ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
+              f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each)")
+    print(f"embedded learner           {emb:>9,.0f} events/s   ({rules} active rules)")
+    for batch, rate, *_ in rows:
+        print(f"ratio worker/embedded, {batch:>3}/message {rate / emb:>6.2f}   (target >= 0.5)")
 
 
 class _Watch(threading.Thread):
@@ -211,6 +222,8 @@ def main() -> None:
     ap.add_argument("--latency-events", type=int, default=40_000)
     ap.add_argument("--rate", type=float, default=4000.0, help="events/s published in the latency run")
     ap.add_argument("--checkpoint-every", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=100, help="events per message in the second throughput run "
+                    "(replay --batch; the first run sends one event per message)")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
     args = ap.parse_args()

@@ -101,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files, any format learn reads")
     s.add_argument("--topic", help="default: kafka.pages_topic of the config")
     s.add_argument("--rate", type=float, help="events per second at most (default: as fast as possible)")
+    s.add_argument("--batch", type=int, default=1, metavar="N",
+                   help="up to N events of one partition per message (JSON lines; default 1: one event per message)")
     s.add_argument("--config", metavar="FILE")
     s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"))
     s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE")
@@ -432,7 +434,7 @@ def cmd_replay(args) -> int:
     cfg = load_config(args.config)
     bar = _progress(not args.quiet)
     try:
-        r = replay(args.inputs, cfg, args.topic, args.rate, args.format, args.dead_letter, bar)
+        r = replay(args.inputs, cfg, args.topic, args.rate, args.format, args.dead_letter, bar, batch=args.batch)
     finally:
         if bar is not None:
             bar.close()

@@ -240,19 +240,31 @@ class Worker:
             ps.since_checkpoint = self.K.checkpoint_every  # and checkpoint now
             return p
         m = self.metrics
-        m.events.inc()
         if msg.timestamp:
             m.delay.observe(max(0.0, time.time() - msg.timestamp))
-        try:
-            ev = parse_message(msg.value, self.cfg.input.max_url_length)
-        except BadEvent as e:
-            self._dead_letter(msg, e.reason, e.detail)
+        if topics.is_batch(msg.headers):
+            lines = [line for line in (msg.value or b"").split(b"\n") if line.strip()]
+            for i, line in enumerate(lines):
+                self._learn_value(ps, msg, line, i)
+            n = len(lines)
+            m.events.inc(n)
+            ps.since_checkpoint += n - 1
+            ps.since_flush += n
             return p
-        changes = ps.learner.learn_one(ev)
-        if changes:
-            self._publish(p, changes)
+        m.events.inc()
+        self._learn_value(ps, msg, msg.value, None)
         ps.since_flush += 1
         return p
+
+    def _learn_value(self, ps: _Partition, msg, value, line: int | None) -> None:
+        try:
+            ev = parse_message(value, self.cfg.input.max_url_length)
+        except BadEvent as e:
+            self._dead_letter(msg, e.reason, e.detail, value, line)
+            return
+        changes = ps.learner.learn_one(ev)
+        if changes:
+            self._publish(ps.p, changes)
 
     async def _checkpoint(self, ps: _Partition) -> None:
         """Learner state -> local table and one changelog batch with the offset it
@@ -416,8 +428,8 @@ class Worker:
         for rule in changes:
             self._send(topic, topics.rule_key(rule.id), _partial_enc.encode(Partial(p, rule)))
 
-    def _dead_letter(self, msg, reason: str, detail: str) -> None:
-        raw = msg.value or b""
+    def _dead_letter(self, msg, reason: str, detail: str, raw: bytes | None = None, line: int | None = None) -> None:
+        raw = (msg.value if raw is None else raw) or b""
         try:
             text, enc = raw.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
@@ -425,6 +437,8 @@ class Worker:
         rec = {"reason": reason, "detail": detail, "topic": msg.topic, "partition": msg.partition,
                "offset": msg.offset, "key": (msg.key or b"").decode("utf-8", "replace"),
                "raw": text[:65536], "encoding": enc}
+        if line is not None:
+            rec["line"] = line  # of a batch message (header dustonline-format: jsonl), from 0
         self._send(self.K.dlq_topic, msg.key, _json.encode(rec))
         self.metrics.rejected.labels(reason=reason).inc()
 

@@ -159,6 +159,41 @@ def test_partitioned_service_agrees_with_learn_partitions(kafka_broker, stream_d
     assert keys == [want.canonicalize(u) for u in held_out]
 
 
+def test_batched_replay_learns_what_one_event_per_message_learns(kafka_broker, stream_data, tmp_path, workers):
+    """`replay --batch 40`: JSON-lines messages of up to 40 events of one partition. The
+    group learns exactly what `learn --partitions 3` learns; bad lines inside a batch go
+    to the DLQ one by one, with their line number, and the rest of the batch is learned."""
+    path, events, _ = stream_data
+    cfg = service_config(kafka_broker, tmp_path, partitions=3)
+    c = load_config(cfg)
+    from stream.admin import ensure_topics
+    from stream.topics import FORMAT_HEADER, JSONL
+
+    ensure_topics(c)
+    prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
+    bad = [b'{"url": "http://www.x.com/a", "ts": ', b'{"ts": 1700000000}']
+    prod.send(c.kafka.pages_topic, key=b"x.com", value=b"\n".join(bad), partition=0, headers=[(FORMAT_HEADER, JSONL)])
+    prod.flush()
+    r = replay([str(path)], c, producer=prod, batch=40)
+    assert r["sent"] == len(events) and r["messages"] < len(events) / 20
+    w = workers(cfg)
+    wait_until(learned_all([w], 3, len(events)), 180, "the worker to learn the batched stream", [w])
+    assert_group_equals_embedded(cfg, events, 3, [w])
+    dlq = KafkaConsumer(bootstrap_servers=kafka_broker, auto_offset_reset="earliest", enable_auto_commit=False)
+    tp = TopicPartition(c.kafka.dlq_topic, 0)
+    dlq.assign([tp])
+    dlq.seek_to_beginning(tp)
+    got = []
+    for _ in range(20):
+        for recs in dlq.poll(1000).values():
+            got += [json.loads(r.value) for r in recs]
+        if len(got) >= 2:
+            break
+    dlq.close()
+    prod.close()
+    assert [(r["reason"], r["line"], r["raw"].encode()) for r in got] == [("bad-json", 0, bad[0]), ("missing-url", 1, bad[1])]
+
+
 # These two failed intermittently until the worker re-seeks a partition it restores
 # (Faust resumed past the restored checkpoint when a partition came back to a worker
 # that had read it before). One rerun stays as a guard until that has held over many
