@@ -136,8 +136,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--truth", metavar="TRUTH.jsonl", help="ground truth from dustonline generate "
                    "(default: the content digest, i.e. exact duplicates)")
     s.add_argument("--layout", metavar="LAYOUT.json", help="a generated stream's site layout (marks concept drift)")
+    from .learners import METHODS
+
     s.add_argument("--learner", default="all", metavar="NAME[,NAME]",
-                   help="methods to compare: online, dustlin, duster, w3lib, surt, url-normalize, none, or all (default)")
+                   help=f"methods to compare: {', '.join(METHODS)}, or all (default)")
     s.add_argument("--config", metavar="FILE")
     s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"))
     s.add_argument("--tail", type=float, default=0.2, help="held-out share of the events, at the end (default: %(default)s)")
