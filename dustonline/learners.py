@@ -39,6 +39,15 @@ def _batch(aligner: str):
     return fit
 
 
+def _seed(module: str):
+    """A seed paper's learner (dustonline/seeds/), imported when it is used."""
+    def fit(events, cfg: Config):
+        from importlib import import_module
+
+        return import_module(f"dustonline.seeds.{module}").fit(events, cfg)
+    return fit
+
+
 def _none():
     from .urls import light_normalize
 
@@ -69,6 +78,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("online", "online", "dustonline's OnlineLearner, prequential", _online),
     Method("dustlin", "batch", "DustLin (thesis ch. 5), batch on the prefix", _batch("dustlin")),
     Method("duster", "batch", "DUSTER (thesis ch. 4), batch on the prefix", _batch("duster")),
+    Method("patterntree", "batch", "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",
+           _seed("patterntree")),
     Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),
     Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt),
     Method("url-normalize", "static", "url_normalize.url_normalize (RFC 3986 normalization)", _url_normalize),
