@@ -78,6 +78,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("online", "online", "dustonline's OnlineLearner, prequential", _online),
     Method("dustlin", "batch", "DustLin (thesis ch. 5), batch on the prefix", _batch("dustlin")),
     Method("duster", "batch", "DUSTER (thesis ch. 4), batch on the prefix", _batch("duster")),
+    Method("koppula", "batch", "Koppula et al. 2010, pair-wise rules + decision-tree generalization, batch on the prefix",
+           _seed("koppula")),
     Method("patterntree", "batch", "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",
            _seed("patterntree")),
     Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),

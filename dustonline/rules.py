@@ -5,6 +5,10 @@ whole URL (tried as given, then lightly normalized). The first applicable active
 wins, rules ordered by descending support, then id; no chaining. The result, or the URL
 itself when no rule applies, is lightly normalized (scheme and host case, default port,
 percent-encoding), so keys are comparable whichever way they were made.
+
+A transformation is literals, ``$N`` group references, ``$$`` (a literal ``$``) and
+``${N:lower}`` / ``${N:upper}`` (group N with ASCII letters case-mapped: the value
+conversions of Koppula et al. 2010, Definition 2); see ``parse_transformation``.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ class RuleError(ValueError):
 class CompiledRule:
     """Context compiled once; the transformation becomes a %-format over the groups it
     uses, so applying a rule is one full match and one format (the learner calls this for
-    every validation URL against every candidate of its host)."""
+    every validation URL against every candidate of its host). Rules with value conversions
+get a slower pick of their own; plain rules keep the itemgetter path unchanged."""
 
     __slots__ = ("rule", "fullmatch", "ngroups", "_fmt", "_pick")
 
@@ -62,9 +67,15 @@ class CompiledRule:
             parts = parse_transformation(rule.transformation, rx.groups)
         except ValueError as e:
             raise RuleError(f"rule {rule.id}: {e}") from None
-        self._fmt = "".join("%s" if isinstance(p, int) else p.replace("%", "%%") for p in parts)
+        self._fmt = "".join("%s" if not isinstance(p, str) else p.replace("%", "%%") for p in parts)
         refs = [p - 1 for p in parts if isinstance(p, int)]
-        if not refs:
+        convs = [(p[0] - 1, _CONVERSIONS[p[1]]) for p in parts if isinstance(p, tuple)]
+        if convs:
+            # value conversions (${N:lower}): a slower pick, only for the rules that use them
+            picks = [(p - 1, None) if isinstance(p, int) else (p[0] - 1, _CONVERSIONS[p[1]])
+                     for p in parts if not isinstance(p, str)]
+            self._pick = lambda g: tuple(g[i] if f is None else f(g[i]) for i, f in picks)
+        elif not refs:
             self._pick = lambda g: ()
         elif len(refs) == 1:
             i = refs[0]
@@ -80,11 +91,26 @@ class CompiledRule:
         return self._fmt % self._pick(m.groups(""))
 
 
-def parse_transformation(t: str, ngroups: int) -> list[str | int]:
-    """Literals and group numbers. ``$$`` is a literal ``$``; ``$N`` takes the longest run
-    of digits that is a valid group number, as Java's Matcher does ("$320" with 4 groups is
-    group 3 then "20"), so a Java crawler reads a transformation exactly as we do."""
-    parts: list[str | int] = []
+#: Value conversions a transformation may apply to a group: ``${N:lower}``, ``${N:upper}``.
+#: ASCII-only case mapping (A-Z <-> a-z, every other character unchanged): the one mapping
+#: Java reproduces identically (``toLowerCase(Locale.ROOT)`` and Python's ``str.lower`` both
+#: map non-ASCII letters, and differently, e.g. U+0130).
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CONVERSIONS = {
+    "lower": lambda s: s.translate(_ASCII_LOWER),
+    "upper": lambda s: s.translate(_ASCII_UPPER),
+}
+
+
+def parse_transformation(t: str, ngroups: int) -> list[str | int | tuple[int, str]]:
+    """Literals, group numbers and (group, conversion) pairs. ``$$`` is a literal ``$``;
+    ``$N`` takes the longest run of digits that is a valid group number, as Java's Matcher
+    does ("$320" with 4 groups is group 3 then "20"), so a Java crawler reads a
+    transformation exactly as we do. ``${N:conv}`` (conv one of ``_CONVERSIONS``) is group
+    N, all digits up to the colon, after the conversion; any other ``${`` is an error, so
+    no transformation valid before conversions existed changes meaning."""
+    parts: list[str | int | tuple[int, str]] = []
     lit: list[str] = []
     i, n = 0, len(t)
     while i < n:
@@ -98,8 +124,28 @@ def parse_transformation(t: str, ngroups: int) -> list[str | int]:
             i += 2
             continue
         j = i + 1
+        if j < n and t[j] == "{":
+            end = t.find("}", j)
+            if end < 0:
+                raise ValueError(f"'${{' at {i} is not closed by '}}'")
+            body = t[j + 1:end]
+            num, sep, conv = body.partition(":")
+            if not (num.isascii() and num.isdigit()) or not sep:
+                raise ValueError(f"'${{{body}}}' at {i} is not ${{N:conversion}}")
+            if conv not in _CONVERSIONS:
+                raise ValueError(f"'${{{body}}}' at {i}: unknown conversion {conv!r}, "
+                                 f"choose from {', '.join(sorted(_CONVERSIONS))}")
+            g = int(num)
+            if not 1 <= g <= ngroups:
+                raise ValueError(f"transformation refers to ${g}, context has {ngroups} groups")
+            if lit:
+                parts.append("".join(lit))
+                lit = []
+            parts.append((g, conv))
+            i = end + 1
+            continue
         if j >= n or not t[j].isdigit():
-            raise ValueError(f"'$' at {i} is neither $$ nor a group reference")
+            raise ValueError(f"'$' at {i} is neither $$, a group reference nor ${{N:conversion}}")
         g = int(t[j])
         j += 1
         while j < n and t[j].isdigit() and g * 10 + int(t[j]) <= ngroups:
