@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .readers import FORMATS
+
     p = argparse.ArgumentParser(prog="dustonline", description="Online learner of URL canonicalization (DUST) rules.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
@@ -49,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--rules-out", required=True, metavar="RULES.jsonl")
     s.add_argument("--state", metavar="DIR", help="RocksDB state directory (default: a temporary one)")
     s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
-    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"), help="input format (default: auto per file)")
+    s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
     s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE", help="rejected records with reasons (default: %(default)s)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--partitions", type=int, metavar="N",
@@ -104,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--batch", type=int, default=1, metavar="N",
                    help="up to N events of one partition per message (JSON lines; default 1: one event per message)")
     s.add_argument("--config", metavar="FILE")
-    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"))
+    s.add_argument("--format", choices=FORMATS)
     s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_replay)
@@ -141,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--learner", default="all", metavar="NAME[,NAME]",
                    help=f"methods to compare: {', '.join(METHODS)}, or all (default)")
     s.add_argument("--config", metavar="FILE")
-    s.add_argument("--format", choices=("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc"))
+    s.add_argument("--format", choices=FORMATS)
     s.add_argument("--tail", type=float, default=0.2, help="held-out share of the events, at the end (default: %(default)s)")
     s.add_argument("--report", metavar="DIR", help="write DIR/index.html (plots) and DIR/report.json")
     s.add_argument("--json", metavar="FILE", help="write the figures as JSON here (no plots)")

@@ -29,6 +29,9 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     simhash: int | None = None
     canonical: str | None = None
     length: int | None = None
+    #: absolute outlinks of the page, in document order, or None when the crawler sent
+    #: none; only the replicated-collections learner (seeds/replicas.py) reads them
+    links: tuple[str, ...] | None = None
 
     @property
     def teaches(self) -> bool:
@@ -147,6 +150,38 @@ def _opt_int(d: dict, key: str, default: int | None) -> int | None:
         raise BadEvent("bad-field", f"{key} {v!r:.40}") from None
 
 
+#: what check_url rejects, as substrings of the links joined by (and framed in) \x01
+_BAD_IN_LINKS = (" ", "\t", "\n", "\r", "\x00") + tuple(
+    "\x01" + scheme + c for scheme in ("http://", "https://") for c in "/?#\x01")
+
+
+def _link_ok(x: str, max_url_length: int) -> bool:
+    try:
+        check_url(x, max_url_length)
+        return True
+    except BadEvent:
+        return False
+
+
+def parse_links(value: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> tuple[str, ...] | None:
+    """``links``: None stays None (not sent); a list of strings keeps the links that
+    ``check_url`` accepts (http(s) URLs), deduplicated in first-seen order (a relative or
+    ``mailto:`` link is dropped, not the event: the fetch itself is fine); anything else is
+    ``bad-field``. Links come by the hundred per page, so the common case (every link good)
+    is decided by a few substring scans over all of them at once, not a check per link."""
+    if value is None:
+        return None
+    if type(value) is not list or not set(map(type, value)) <= {str}:
+        raise BadEvent("bad-field", f"links must be a list of strings, got {value!r:.60}")
+    uniq = tuple(dict.fromkeys(value))
+    n = len(uniq)
+    j = "\x01" + "\x01".join(uniq) + "\x01"
+    if (j.count("\x01") == n + 1 and j.count("\x01http://") + j.count("\x01https://") == n
+            and not any(b in j for b in _BAD_IN_LINKS) and (n == 0 or max(map(len, uniq)) <= max_url_length)):
+        return uniq
+    return tuple(x for x in uniq if _link_ok(x, max_url_length))
+
+
 def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> FetchEvent:
     """Validate one decoded JSON object (DESIGN.md §2) into a FetchEvent."""
     if not isinstance(d, dict):
@@ -172,4 +207,5 @@ def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> Fet
         simhash=parse_simhash(d.get("simhash")),
         canonical=canonical,
         length=_opt_int(d, "length", None),
+        links=parse_links(d.get("links"), max_url_length),
     )

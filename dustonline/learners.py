@@ -78,6 +78,10 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("online", "online", "dustonline's OnlineLearner, prequential", _online),
     Method("dustlin", "batch", "DustLin (thesis ch. 5), batch on the prefix", _batch("dustlin")),
     Method("duster", "batch", "DUSTER (thesis ch. 4), batch on the prefix", _batch("duster")),
+    Method("dustbuster", "batch", "Bar-Yossef et al. 2007, substring/parameter substitutions from the URL list, "
+           "validated on the stream's digests, batch on the prefix", _seed("dustbuster")),
+    Method("replicas", "batch", "Cho et al. 2000, replicated collections -> host-alias and path-prefix rules, "
+           "batch on the prefix", _seed("replicas")),
     Method("koppula", "batch", "Koppula et al. 2010, pair-wise rules + decision-tree generalization, batch on the prefix",
            _seed("koppula")),
     Method("patterntree", "batch", "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",

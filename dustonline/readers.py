@@ -9,11 +9,13 @@ order, for the dead-letter file.
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import functools
 import gzip
 import hashlib
 import io
 import os
+import re
 import sys
 import zlib
 from collections import Counter
@@ -24,9 +26,9 @@ from typing import Any, Callable, Iterable, Iterator
 import msgspec
 
 from .events import (DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, check_url, event_from_dict, normalize_digest,
-                     parse_simhash, parse_ts)
+                     parse_links, parse_simhash, parse_ts)
 
-FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc")
+FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc", "accesslog")
 
 RAW_MAX = 4096
 _DETECT_LINES = 20          # non-blank record lines looked at by detect_format
@@ -114,6 +116,7 @@ class _Wire(msgspec.Struct):
     simhash: str | None = None
     canonical: str | None = None
     length: int | None = None
+    links: list[str] | None = None  # not a list of strings: DecodeError, the general path rejects it
 
 
 @functools.lru_cache(maxsize=8)
@@ -136,11 +139,12 @@ def _fast_jsonl(max_url_length: int) -> Callable[[bytes], FetchEvent | None]:
                     canonical = check_url(canonical, max_url_length)
                 except BadEvent:
                     canonical = None
-            digest = w.digest
+            digest, links = w.digest, w.links
             return FetchEvent(
                 url=url, ts=ts, status=status,
                 digest=normalize_digest(digest) if digest else None,
                 simhash=parse_simhash(w.simhash), canonical=canonical, length=w.length,
+                links=None if links is None else parse_links(links, max_url_length),
             )
         except (msgspec.DecodeError, UnicodeDecodeError, BadEvent):
             return None
@@ -234,11 +238,60 @@ def _parse_cdxj(text: str) -> dict:
     }
 
 
+# Web-server access logs (Common/Combined Log Format), the URL lists DustBuster learns from:
+#   host ident user [10/Oct/2000:13:55:36 -0700] "GET /a?b=1 HTTP/1.0" 200 2326 ...
+# optionally led by Apache's vhost_combined "%v:%p" field. A request line with an absolute
+# URL is taken as is; a path needs that vhost field (port 443 -> https), otherwise the
+# line is rejected as "no-host": the log alone does not say which site it is from. Only GET
+# and HEAD requests name a page ("not-get" otherwise). No content: digest None, size as length.
+_ACCESS_REST = re.compile(r'\[(\d{2})/([A-Za-z]{3})/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})\]\s+'
+                          r'"((?:[^"\\]|\\.)*)"\s+(\d{3}|-)\s+(\d+|-)')
+_ACCESS_HEAD = re.compile(rb'(?:\S+ )?\S+ \S+ \S+ \[\d{2}/[A-Za-z]{3}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "')
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+
+
+def _parse_accesslog(text: str) -> dict:
+    b = text.find("[")
+    lead = text[:b].split() if b > 0 else []
+    m = _ACCESS_REST.match(text, b) if len(lead) in (3, 4) else None
+    if m is None:
+        raise BadEvent("bad-record", "not a Common/Combined Log Format line")
+    dd, mon, yyyy, hh, mi, ss, sign, zh, zm, req, status, size = m.groups()
+    month = _MONTHS.get(mon.lower())
+    if month is None:
+        raise BadEvent("bad-timestamp", m.group(0)[:30])
+    try:
+        ts = _dt.datetime(int(yyyy), month, int(dd), int(hh), int(mi), int(ss),
+                          tzinfo=_dt.timezone.utc).timestamp()
+    except ValueError:
+        raise BadEvent("bad-timestamp", m.group(0)[:30]) from None
+    ts -= (1 if sign == "+" else -1) * (int(zh) * 3600 + int(zm) * 60)
+    parts = req.split()
+    if len(parts) not in (2, 3):
+        raise BadEvent("bad-record", f"request line {req[:80]!r}")
+    if parts[0].upper() not in ("GET", "HEAD"):
+        raise BadEvent("not-get", parts[0][:20])
+    target = parts[1]
+    if not target.lower().startswith(("http://", "https://")):
+        if len(lead) != 4 or not target.startswith("/"):
+            raise BadEvent("no-host", target[:80])
+        host, _, port = lead[0].partition(":")
+        if not host or host == "-":
+            raise BadEvent("no-host", target[:80])
+        scheme = "https" if port == "443" else "http"
+        netloc = host if port in ("", "80", "443") else f"{host}:{port}"
+        target = f"{scheme}://{netloc}{target}"
+    return {"url": target, "ts": ts, "status": 0 if status == "-" else int(status),
+            "length": None if size == "-" else int(size)}
+
+
 _PARSERS: dict[str, Callable[[], Callable[[str], Any]]] = {
     "jsonl": lambda: _parse_jsonl,
     "crawllog": lambda: _parse_crawllog,
     "cdx": _CdxParser,
     "cdxj": lambda: _parse_cdxj,
+    "accesslog": lambda: _parse_accesslog,
 }
 
 
@@ -262,6 +315,8 @@ def _classify(s: bytes) -> str | None:
     if (len(f) >= 3 and len(f[0]) >= 19 and f[0][4:5] == b"-" and f[0][10:11] == b"T"
             and f[1].lstrip(b"-").isdigit() and (f[2].isdigit() or f[2] == b"-")):
         return "crawllog"
+    if _ACCESS_HEAD.match(s):  # "[dd/Mon/yyyy:HH:MM:SS +zone] \"" after 3 or 4 fields: no other format has it
+        return "accesslog"
     return None
 
 

@@ -45,7 +45,7 @@ def by_url(items):
 
 
 def test_formats_tuple():
-    assert FORMATS == ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc")
+    assert FORMATS == ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc", "accesslog")
 
 
 def test_jsonl_valid_event_round_trips(tmp_path):
