@@ -24,7 +24,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import median
 from typing import Callable, Iterable
 
 import msgspec
@@ -168,7 +167,7 @@ def prequential(stream: Stream, learner, split_i: int, points: int = 60, progres
                           "window_coverage": (ks.correct - last[0]) / dup if dup > 0 else None})
             last = (ks.correct, ks.n, len(ks.contents))
         if bar is not None and (i & 1023) == 0:
-            bar.update(1024 if i else 1)
+            bar.update(i + 1 - bar.n)
     if bar is not None:
         bar.close()
     t0 = clock()

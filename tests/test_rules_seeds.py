@@ -2,12 +2,13 @@
 
 import re
 
-from dustonline import FetchEvent, Rule, RuleSet, learn
+from dustonline import Rule, RuleSet, learn
 from dustonline.align import Consensus, align, linear_alignment
 from dustonline.batch import eliminate_redundant
 from dustonline.config import config_from_dict
 from dustonline.rulegen import parts_of, render
 from dustonline.validation import refines, support_counts
+from streams import cluster_events as _events
 
 
 def _apply(ctx, trans, url):
@@ -26,14 +27,6 @@ def test_irs_consensus_rule_matches_thesis_shape():
 BRITNEY_C1 = ["http://britney.com.br/?id=5", "http://britney.com.br/index.php?id=5",
               "http://Britney.com.br/?id=5", "http://www.britney.com.br/?id=5"]
 BRITNEY_C2 = ["http://britney.com.br/?id=7", "http://Britney.com.br/index.php?id=7"]
-
-
-def _events(clusters):
-    t = 1_700_000_000.0
-    for i, urls in enumerate(clusters):
-        for u in urls:
-            t += 1
-            yield FetchEvent(url=u, ts=t, digest=f"sha1:CLUSTER{i}")
 
 
 def test_britney_table_2_2_one_rule_canonicalizes_both_clusters():

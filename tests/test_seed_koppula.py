@@ -1,21 +1,14 @@
 """Koppula et al. 2010 (dustonline.seeds.koppula) on the paper's worked examples."""
 
-from dustonline import FetchEvent, RuleSet
+from dustonline import RuleSet
 from dustonline.config import config_from_dict
 from dustonline.seeds.koppula import KoppulaParams, Tokenizer, fit, learn, pairwise
 from dustonline.seeds.koppula_tokens import DeepParams, deep_tokenize
 from dustonline.seeds.koppula_tree import STAR, generalize
+from streams import cluster_events as _events
 
 CFG = config_from_dict({"learning": {"holdout": 0}})
 ANY_COVERAGE = KoppulaParams(min_coverage=1)
-
-
-def _events(clusters):
-    t = 1_700_000_000.0
-    for i, urls in enumerate(clusters):
-        for u in urls:
-            t += 1
-            yield FetchEvent(url=u, ts=t, digest=f"sha1:CLUSTER{i}")
 
 
 def _learn(clusters, params=ANY_COVERAGE):

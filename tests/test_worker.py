@@ -91,6 +91,22 @@ def assert_group_equals_embedded(cfg, events, partitions: int, workers):
     return ref, got
 
 
+def dead_letters(broker: str, topic: str, n: int) -> list[dict]:
+    """The first ``n`` records of the DLQ topic (or what arrived within 20 s)."""
+    dlq = KafkaConsumer(bootstrap_servers=broker, auto_offset_reset="earliest", enable_auto_commit=False)
+    tp = TopicPartition(topic, 0)
+    dlq.assign([tp])
+    dlq.seek_to_beginning(tp)
+    got: list[dict] = []
+    for _ in range(20):
+        for recs in dlq.poll(1000).values():
+            got += [json.loads(r.value) for r in recs]
+        if len(got) >= n:
+            break
+    dlq.close()
+    return got
+
+
 def learned_at_least(workers, n: int):
     return lambda: sum(s["events"] for s in partitions_state(workers).values()) >= n
 
@@ -179,17 +195,7 @@ def test_batched_replay_learns_what_one_event_per_message_learns(kafka_broker, s
     w = workers(cfg)
     wait_until(learned_all([w], 3, len(events)), 180, "the worker to learn the batched stream", [w])
     assert_group_equals_embedded(cfg, events, 3, [w])
-    dlq = KafkaConsumer(bootstrap_servers=kafka_broker, auto_offset_reset="earliest", enable_auto_commit=False)
-    tp = TopicPartition(c.kafka.dlq_topic, 0)
-    dlq.assign([tp])
-    dlq.seek_to_beginning(tp)
-    got = []
-    for _ in range(20):
-        for recs in dlq.poll(1000).values():
-            got += [json.loads(r.value) for r in recs]
-        if len(got) >= 2:
-            break
-    dlq.close()
+    got = dead_letters(kafka_broker, c.kafka.dlq_topic, 2)
     prod.close()
     assert [(r["reason"], r["line"], r["raw"].encode()) for r in got] == [("bad-json", 0, bad[0]), ("missing-url", 1, bad[1])]
 
@@ -273,17 +279,7 @@ def test_bad_input_goes_to_the_dead_letter_topic(kafka_broker, stream_data, tmp_
     w = workers(cfg)
     wait_until(learned_all([w], 1, len(events)), 180, "the worker to learn the valid events", [w])
     assert w.alive()
-    dlq = KafkaConsumer(bootstrap_servers=kafka_broker, auto_offset_reset="earliest", enable_auto_commit=False)
-    tp = TopicPartition(c.kafka.dlq_topic, 0)
-    dlq.assign([tp])
-    dlq.seek_to_beginning(tp)
-    got = []
-    for _ in range(20):
-        for recs in dlq.poll(1000).values():
-            got += [json.loads(r.value) for r in recs]
-        if len(got) >= len(BAD):
-            break
-    dlq.close()
+    got = dead_letters(kafka_broker, c.kafka.dlq_topic, len(BAD))
     assert [r["reason"] for r in got] == [reason for _, reason in BAD]
     assert all(r["topic"] == c.kafka.pages_topic and r["offset"] >= 0 and r["raw"] for r in got)
     assert got[1]["encoding"] == "base64"

@@ -67,6 +67,7 @@ from ..config import Config
 from ..events import FetchEvent
 from ..rules import ACTIVE, Rule, RuleSet, rule_order
 from ..urls import host_of, light_normalize, site_of
+from .common import common_ends
 
 __all__ = ["Params", "Likely", "tokenize", "detect_likely", "eliminate_redundancies", "parameter_rules",
            "validate_rules", "canonize", "single_rule", "composed_rules", "learn", "fit", "from_access_log",
@@ -666,12 +667,7 @@ def _merged(chain: Sequence[int], rules: Sequence[DRule], url: str, final: str) 
     if any(rules[i].kind != "sub" for i in chain):
         return None
     t0, tn = tokenize(url), tokenize(final)
-    cp = 0
-    while cp < min(len(t0), len(tn)) and t0[cp] == tn[cp]:
-        cp += 1
-    cs = 0
-    while cs < min(len(t0), len(tn)) - cp and t0[-1 - cs] == tn[-1 - cs]:
-        cs += 1
+    cp, cs = common_ends(t0, tn)
     u = url
     for i in chain:                          # replay: where each alpha sat when it acted
         k = _key(tokenize(u))

@@ -58,6 +58,7 @@ from ..config import Config
 from ..events import FetchEvent
 from ..rules import ACTIVE, Rule, rule_order
 from ..urls import host_of, light_normalize
+from .common import common_ends
 from .koppula_regex import CONVERT, translate
 from .koppula_tokens import DeepParams, ParsedURL, comp_view, deep_tokenize, deep_view, parse_url
 from .koppula_tree import TreeParams, freeze, generalize, generalize_transformations
@@ -233,12 +234,7 @@ def pairwise(u: Tok, v: Tok):
     class: (path edit, query spec). Path edit: the source's differing middle (anchored at
     the nearer end) and the target components replacing it; None when paths agree."""
     U, V = u.parsed.comps, v.parsed.comps
-    P = 0
-    while P < min(len(U), len(V)) and U[P] == V[P]:
-        P += 1
-    Q = 0
-    while Q < min(len(U), len(V)) - P and U[-1 - Q] == V[-1 - Q]:
-        Q += 1
+    P, Q = common_ends(U, V)
     L = len(U) - P - Q
     mid = V[P: len(V) - Q]
     exact, conv = _value_index(u, range(P + 1, P + L + 1))
