@@ -3,7 +3,6 @@ check tells a rendered page from a blank one."""
 
 import base64
 import io
-import time
 
 from PIL import Image
 
@@ -34,9 +33,7 @@ def test_screenshot_shows_image_and_heading(chromium, tmp_path):
                  "<h1 style='margin:0;padding:20px;font:bold 48px sans-serif;color:#000'>dustonline report</h1>"
                  f"<img src='{_png_data_uri()}' width='{W}' height='{H}' "
                  f"style='position:absolute;left:{LEFT}px;top:{TOP}px'>")
-    t = time.monotonic()
     png = browser.screenshot(html, tmp_path / "page.png", width=800, height=600)
-    print(f"screenshot took {time.monotonic() - t:.2f}s")
     assert png == (tmp_path / "page.png").resolve()
 
     whole = browser.image_stats(png)
