@@ -242,18 +242,17 @@ class Worker:
         m = self.metrics
         if msg.timestamp:
             m.delay.observe(max(0.0, time.time() - msg.timestamp))
-        if topics.is_batch(msg.headers):
-            lines = [line for line in (msg.value or b"").split(b"\n") if line.strip()]
-            for i, line in enumerate(lines):
-                self._learn_value(ps, msg, line, i)
-            n = len(lines)
-            m.events.inc(n)
-            ps.since_checkpoint += n - 1
-            ps.since_flush += n
-            return p
-        m.events.inc()
-        self._learn_value(ps, msg, msg.value, None)
-        ps.since_flush += 1
+        if topics.is_batch(msg.headers):  # JSON lines: (value, line number) each
+            lines = (line for line in (msg.value or b"").split(b"\n") if line.strip())
+            values = [(line, i) for i, line in enumerate(lines)]
+        else:
+            values = [(msg.value, None)]
+        for value, line in values:
+            self._learn_value(ps, msg, value, line)
+        n = len(values)
+        m.events.inc(n)
+        ps.since_checkpoint += n - 1  # the message itself counted one above
+        ps.since_flush += n
         return p
 
     def _learn_value(self, ps: _Partition, msg, value, line: int | None) -> None:
