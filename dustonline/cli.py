@@ -339,9 +339,6 @@ def sample_paths() -> tuple[Path, Path]:
 
 
 def cmd_demo(args) -> int:
-    import gzip
-    import json
-
     from .config import Config
 
     events, truth_path = sample_paths()
@@ -356,12 +353,10 @@ def cmd_demo(args) -> int:
     print(format_rules(rules[:15]))
     if len(rules) > 15:
         print(f"... and {len(rules) - 15} more")
-    truth = {}
-    with gzip.open(truth_path, "rt") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            truth[rec["url"]] = rec["truth"]
+    from .evaluation import load_truth
     from .metrics import evaluate
+
+    truth, _ = load_truth(truth_path)
 
     rs = RuleSet(rules)
     m = evaluate(truth, rs.canonicalize)
