@@ -103,7 +103,19 @@ def _as_rule(rec: dict, published: bool = False) -> Rule:
     )
 
 
-class OnlineLearner:
+class Learner:
+    """What every learner of events offers besides ``learn_one`` and ``flush``."""
+
+    def learn_many(self, events: Iterable[FetchEvent]) -> list[Rule]:
+        """Learn a batch of events, then derive rules from all of it (``flush``)."""
+        out: list[Rule] = []
+        for ev in events:
+            out.extend(self.learn_one(ev))
+        out.extend(self.flush())
+        return out
+
+
+class OnlineLearner(Learner):
     def __init__(self, config: Config | None = None, store: Store | None = None):
         from .store import memory_store
 
@@ -169,14 +181,6 @@ class OnlineLearner:
         if st.events % self.refresh_every == 0:
             self._flush_pending(out)
         st.rule_changes += len(out)
-        return out
-
-    def learn_many(self, events: Iterable[FetchEvent]) -> list[Rule]:
-        """Learn a batch of events, then derive rules from all of it (``flush``)."""
-        out: list[Rule] = []
-        for ev in events:
-            out.extend(self.learn_one(ev))
-        out.extend(self.flush())
         return out
 
     def flush(self) -> list[Rule]:

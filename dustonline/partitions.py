@@ -8,10 +8,9 @@ learner then reproduces what a group of workers learns from the same stream.
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from .config import Config
 from .events import FetchEvent
+from .learner import Learner, OnlineLearner
 from .rules import Rule
 from .urls import host_of, site_of_host
 
@@ -53,13 +52,12 @@ def partition_for(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
-class PartitionedLearner:
+class PartitionedLearner(Learner):
     """One OnlineLearner per partition, events routed as Kafka routes them, and their
     rule changes merged as the worker group merges them (rulemerge.py): what
     ``dustonline worker`` learns from a topic of ``partitions`` partitions."""
 
     def __init__(self, config: Config, partitions: int, store_factory=None):
-        from .learner import OnlineLearner
         from .rulemerge import RuleMerger
 
         self.partitions = partitions
@@ -78,13 +76,6 @@ class PartitionedLearner:
         p = partition_for(site_key(ev.url), self.partitions)
         changes = self.learners[p].learn_one(ev)
         return self._merged(p, changes) if changes else changes
-
-    def learn_many(self, events: Iterable[FetchEvent]) -> list[Rule]:
-        out: list[Rule] = []
-        for ev in events:
-            out.extend(self.learn_one(ev))
-        out.extend(self.flush())
-        return out
 
     def flush(self) -> list[Rule]:
         return [m for p, lrn in enumerate(self.learners) for m in self._merged(p, lrn.flush())]
