@@ -3,9 +3,6 @@
 # learns rules on the bundled sample stream, showing what they would save.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+source scripts/venv.sh
+venv_install
 exec .venv/bin/dustonline demo "$@"

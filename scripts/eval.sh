@@ -2,14 +2,11 @@
 # The committed evaluation (docs/eval/), regenerated: a 200k-event, 100-site stream from
 # dustonline generate (every alias family, two sites drifting mid-stream), every method
 # side by side, then each real file in ../shared/data/real. Same seed, same rules; only
-# the seconds columns change between runs. About 2 minutes on 2 cores.
+# the seconds columns change between runs. About 4 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[eval]"
+source scripts/venv.sh
+venv_install "[eval]"
 DO=.venv/bin/dustonline
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,10 +4,7 @@
 # runs pytest. Extra arguments go to pytest (e.g. -k learner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+source scripts/venv.sh
+venv_install "[test]"
 bash scripts/chromium.sh ensure >/dev/null   # headless Chromium for tests/browser.py (Debian's package)
 exec .venv/bin/python -m pytest "$@"
