@@ -47,8 +47,10 @@ def url_key(host: str, url: str) -> str:
     return host + "\x00" + url
 
 
-def _slot_key(slot: int) -> str:
-    return f"{slot >> BLOCK_BITS}:{slot & 0xFFFF:04x}"
+def _cid(entry) -> str | None:
+    """The cluster id of a ``simhash-cluster`` entry: [id, add number], or a bare id as
+    written before the block index was rebuilt rather than stored."""
+    return entry if entry is None or isinstance(entry, str) else entry[0]
 
 
 class SimhashBlocks:
@@ -57,18 +59,24 @@ class SimhashBlocks:
 
     Every new page reads and rewrites its four slots; as list items that costs a few
     index operations, where table lookups by formatted string key cost microseconds.
-    The slots are bounded (``MAX_PER_BLOCK`` each, about 55 MB at a million pages) and
-    written back to the store's ``simhash`` table by ``save``, at checkpoints."""
+    The slots are bounded (``MAX_PER_BLOCK`` each, about 55 MB at a million pages).
 
-    __slots__ = ("table", "slots", "dirty")
+    They are not stored: ``ClusterIndex`` rebuilds them at open by adding the simhashes
+    of its ``simhash-cluster`` table in the order of their last add. A slot holds the
+    newest ``MAX_PER_BLOCK`` simhashes by last add, so that replay gives the same slots.
+    Storing them cost four records a new page at every checkpoint (2.5 of the 5.8
+    records an event a worker sent to its changelog)."""
 
-    def __init__(self, table: Table):
-        self.table = table
+    __slots__ = ("slots",)
+
+    def __init__(self, packed: Table | None = None):
+        """``packed``: slots as stored before they were rebuilt instead (a base that is
+        read, never written)."""
         self.slots: list[bytes | None] = [None] * (BLOCKS << BLOCK_BITS)
-        self.dirty: set[int] = set()
-        for key, packed in table.items():
-            b, _, v = key.partition(":")
-            self.slots[(int(b) << BLOCK_BITS) | int(v, 16)] = packed
+        if packed is not None:
+            for key, value in packed.items():
+                b, _, v = key.partition(":")
+                self.slots[(int(b) << BLOCK_BITS) | int(v, 16)] = value
 
     @staticmethod
     def slots_of(sh: int) -> tuple[int, int, int, int]:
@@ -98,7 +106,6 @@ class SimhashBlocks:
             _native.add(self.slots, slots, sh, MAX_PER_BLOCK)
         else:
             self.add_py(sh, slots)
-        self.dirty.update(slots)
 
     def add_py(self, sh: int, slots) -> None:
         mine = _U64.pack(sh)
@@ -113,11 +120,6 @@ class SimhashBlocks:
                     packed = packed[:at] + packed[at + 8 :]
                 allslots[i] = (packed + mine)[-8 * MAX_PER_BLOCK :]
 
-    def save(self) -> None:
-        t, allslots = self.table, self.slots
-        for i in sorted(self.dirty):
-            t[_slot_key(i)] = allslots[i]
-        self.dirty.clear()
 
 
 class ClusterIndex:
@@ -126,9 +128,11 @@ class ClusterIndex:
         """``urls`` and ``clusters`` are the owner's tables, shared with the index (it only
         reads them), so the owner's cache policy and record type hold for both."""
         self.digests = store.table("digest", filtered=True)
-        # Hints are looked up once per new URL: not cached.
-        self.blocks = SimhashBlocks(store.table("simhash", keep=False))
+        # simhash -> [cluster id, sequence number of its last add] (SimhashBlocks says why)
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
+        self.blocks = SimhashBlocks(store.table("simhash", keep=False))
+        self.adds = self._replay_adds()
+        # Hints are looked up once per new URL: not cached.
         self.hints = store.table("hint", keep=False, filtered=True)
         self.urls = urls if urls is not None else store.table("url")
         self.clusters = clusters if clusters is not None else store.table("cluster")
@@ -173,7 +177,8 @@ class ClusterIndex:
             elif routed != cid:
                 self.digests[ev.digest] = cid
         if slots is not None:  # the same digest has the same simhash: once is enough
-            self.sh_cluster[f"{ev.simhash:016x}"] = cid
+            self.sh_cluster[f"{ev.simhash:016x}"] = [cid, self.adds]
+            self.adds += 1
             self.blocks.add(ev.simhash, slots)
         if self.use_hints and ev.canonical and ev.canonical != ev.url:
             self.hints[ev.canonical] = cid
@@ -188,14 +193,19 @@ class ClusterIndex:
         A close simhash shares several blocks with ``sh``: it is looked up once."""
         best = None
         for other, d in self.blocks.near(sh, slots, self.distance).items():
-            cid = self._live(self.sh_cluster.get(f"{other:016x}"))
+            cid = self._live(_cid(self.sh_cluster.get(f"{other:016x}")))
             if cid is not None and (best is None or (d, cid) < best):
                 best = (d, cid)
         return best[1] if best else None
 
-    def save(self) -> None:
-        """Write the in-memory block index back to the store (before a store flush)."""
-        self.blocks.save()
+    def _replay_adds(self) -> int:
+        """The block index as it was, from the simhashes in order of their last add (on
+        a base of stored slots from before, if any); returns the next sequence number."""
+        adds = sorted((v[1], int(k, 16)) for k, v in self.sh_cluster.items() if not isinstance(v, str))
+        blocks, slots_of = self.blocks, SimhashBlocks.slots_of
+        for _, sh in adds:
+            blocks.add(sh, slots_of(sh))
+        return adds[-1][0] + 1 if adds else 0
 
     def forget(self, cid: str, digest_of_cluster: str | None) -> None:
         """A cluster left the window: its digest no longer routes here."""

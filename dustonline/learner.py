@@ -251,7 +251,6 @@ class OnlineLearner(Learner):
         }
         self.by_time.save()
         self.by_arrival.save()
-        self.index.save()
         self.store.flush()
 
     # ------------------------------------------------------------------ learning
