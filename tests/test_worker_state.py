@@ -56,6 +56,21 @@ def test_commit_writes_the_table_and_returns_the_changelog_batch_with_the_offset
     assert b.commit(42) == [(OFFSET_KEY, b"42")]
 
 
+def test_commit_applies_writes_and_range_deletes_in_their_order(tmp_path):
+    """The batch is built as writes arrive: a range delete must drop what was written
+    before it in the same checkpoint, and keep what was written after."""
+    b = FaustTableBackend(_Table(tmp_path), 0)
+    b.db.put(b"t\x00a", b"1")
+    enc = lambda v: str(v).encode()  # noqa: E731
+    b.write(b"t\x00", {"b": 2, "x": 9}, None, enc)
+    b.delete_range(b"t\x00a", b"t\x00c")
+    b.write(b"t\x00", {"b": 20}, None, enc)
+    records = dict(b.commit(7))
+    stored = dict(b.db.items())
+    assert stored.get(b"t\x00a") is None and stored[b"t\x00b"] == b"20" and stored[b"t\x00x"] == b"9"
+    assert records[b"t\x00a"] is None and records[b"t\x00b"] == b"20"  # the changelog says the same
+
+
 def test_learner_on_the_table_equals_the_learner_on_rocksdb_across_checkpoints(tmp_path):
     cfg = config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}})
     events = [ev for ev, _ in generate(GenConfig(seed=9, sites=6, pages=1200))]
