@@ -69,6 +69,10 @@ class Kafka(_Section):
     replication_factor: int = 1           # for the topics the worker creates (3 on a real cluster)
     processing_guarantee: str = "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/worker.py)
     checkpoint_every: int = 2000          # events of a partition between state checkpoints (state + offsets, atomically)
+    # bytes a fetch may bring per partition (Kafka's max.partition.fetch.bytes). The
+    # consumer fetches again only once a fetch is used up: at Faust's 1 MiB, a worker
+    # learning 100-event messages waited for input half the time (bench_stream.py)
+    max_partition_fetch_bytes: int = 8 << 20
     idle_flush_seconds: float = 1.0       # a partition idle this long derives its pending rules and checkpoints
     data_dir: str = "dustonline-worker-data"  # local RocksDB of the worker's Faust tables
     web_port: int = 6066                  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
@@ -127,6 +131,7 @@ class Config(_Section):
         _positive(problems, "kafka.partitions", K.partitions, low=1)
         _positive(problems, "kafka.replication_factor", K.replication_factor, low=1)
         _positive(problems, "kafka.checkpoint_every", K.checkpoint_every, low=1)
+        _positive(problems, "kafka.max_partition_fetch_bytes", K.max_partition_fetch_bytes, low=1 << 16)
         if K.idle_flush_seconds <= 0:
             problems.append(f"kafka.idle_flush_seconds must be > 0, got {K.idle_flush_seconds}")
         if K.processing_guarantee != "at_least_once":

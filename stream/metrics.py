@@ -3,7 +3,10 @@
 These are the learner's (Faust's own sensor, with its message, commit and send
 figures, is optional: ``kafka.faust_metrics``):
 events and rejected events by reason (rates in PromQL), lag per partition, clusters,
-URLs and active rules per partition, rule changes by status, checkpoint time.
+URLs and active rules per partition, rule changes by status, checkpoint time, and the
+time spent learning: its rate is the worker's utilization (near 1: it is the
+bottleneck, add partitions and workers; well below 1 with lag growing: it waits for
+input, look at fetching).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ class WorkerMetrics:
         self.checkpoint_records = Counter("dustonline_checkpoint_records", "state records written to the changelog", registry=r)
         self.checkpoint_bytes = Histogram("dustonline_checkpoint_bytes", "size of a checkpoint's changelog batch",
                                           buckets=(1e4, 1e5, 1e6, 4e6, 16e6, 64e6), registry=r)
+        self.busy = Counter("dustonline_learn_busy_seconds", "time the learn agent spent learning and "
+                            "checkpointing (not waiting for input)", registry=r)
         self.checkpoint_seconds = Histogram("dustonline_checkpoint_seconds", "time to write a checkpoint", registry=r)
         self.delay = Histogram("dustonline_event_delay_seconds", "from an event's record timestamp to its learning",
                                buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=r)

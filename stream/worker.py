@@ -123,6 +123,7 @@ class Worker:
             stream_wait_empty=False,
             consumer_auto_offset_reset="earliest",
             table_standby_replicas=0,
+            consumer_max_fetch_size=K.max_partition_fetch_bytes,
         )
         # A crash can leave the local store a checkpoint ahead of the changelog (written
         # here, never sent): the changelog is the truth, so a starting worker restores
@@ -206,12 +207,16 @@ class Worker:
     async def _learn(self, stream) -> None:
         self.stream = stream
         every = self.K.checkpoint_every
+        busy = self.metrics.busy.inc
+        clock = time.perf_counter
         async for event in stream.noack().events():
+            t0 = clock()
             p = self._handle(event)
             if p is not None:
                 ps = self.parts.get(p)
                 if ps is not None and ps.since_checkpoint >= every:
                     await self._checkpoint(ps)
+            busy(clock() - t0)
 
     def _handle(self, event) -> int | None:
         msg = event.message

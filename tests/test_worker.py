@@ -154,6 +154,9 @@ def test_service_agrees_with_embedded_learn(kafka_broker, stream_data, tmp_path,
     for name in ("dustonline_events_total", "dustonline_lag_events", "dustonline_active_rules",
                  "dustonline_rule_changes_total", "dustonline_clusters", "dustonline_checkpoint_seconds"):
         assert name in text, name
+    busy = float(next(line.split()[1] for line in text.splitlines()
+                      if line.startswith("dustonline_learn_busy_seconds_total")))
+    assert 0 < busy < 180  # it learned, and the figure is seconds of work (not events, not wall time)
 
 
 def test_partitioned_service_agrees_with_learn_partitions(kafka_broker, stream_data, tmp_path, workers):
