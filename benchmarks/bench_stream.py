@@ -1,6 +1,7 @@
 """End to end through Kafka: one worker against the embedded learner, in the same run.
 
-    python benchmarks/bench_stream.py [--events 200000] [--batch 100] [--latency-events 40000 --rate 4000]
+    python benchmarks/bench_stream.py [--events 200000] [--batch 100] [--batched-only]
+        [--latency-events 40000 --rate 4000 --latency-batch-ms 0]
 
 Needs a broker: uses the one on 127.0.0.1:9092 (DUSTONLINE_KAFKA_PORT) or starts
 scripts/kafka.sh. Prints:
@@ -41,7 +42,7 @@ from dustonline.generate import GenConfig, generate  # noqa: E402
 from dustonline.learner import OnlineLearner  # noqa: E402
 from dustonline.rules import ACTIVE  # noqa: E402
 from stream.admin import ensure_topics  # noqa: E402
-from stream.replay import replay  # noqa: E402
+from stream.replay import _Packer, replay  # noqa: E402
 from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
 
 
@@ -93,7 +94,8 @@ def embedded_rate(path: Path, cfg) -> tuple[float, float, int]:
 
 def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: int) -> tuple[float, float, dict, str]:
     """One worker learning the stream from a fresh topic, replayed ``batch`` events per message."""
-    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every)
+    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every,
+                              **_fetch(args))
     cfg = load_config(cfg_path)
     t0 = time.perf_counter()
     r = replay([str(path)], cfg, batch=batch)
@@ -118,6 +120,10 @@ def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: in
         return rate, cpu_rate, partitions_state([w])[0], w.get("/metrics")
     finally:
         w.stop()
+
+
+def _fetch(args) -> dict:
+    return {"max_partition_fetch_bytes": args.fetch_bytes} if args.fetch_bytes else {}
 
 
 def throughput(args, host: str, tmp: Path) -> None:
@@ -181,7 +187,8 @@ def latency(args, host: str, tmp: Path) -> None:
     from stream.topics import page_key, page_value
 
     path, events = stream_file(args.latency_events, 2, tmp)
-    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every)
+    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every,
+                              **_fetch(args))
     cfg = load_config(cfg_path)
     # which event publishes each activation (the embedded learner on the same stream)
     learner = OnlineLearner(cfg)
@@ -190,7 +197,8 @@ def latency(args, host: str, tmp: Path) -> None:
         for r in learner.learn_one(ev):
             if r.status == ACTIVE:
                 trigger[(r.id, r.version)] = i
-    print(f"\n== rule latency: {len(events):,} events at {args.rate:,.0f}/s, {len(trigger)} activations")
+    how = f"packed every {args.latency_batch_ms:g} ms" if args.latency_batch_ms > 0 else "one per message"
+    print(f"\n== rule latency: {len(events):,} events at {args.rate:,.0f}/s, {how}, {len(trigger)} activations")
     ensure_topics(cfg)
     w = WorkerProc(cfg_path, tmp, "latency").start()
     watch = _Watch(cfg)
@@ -198,16 +206,29 @@ def latency(args, host: str, tmp: Path) -> None:
         wait_until(lambda: (w.state() or {}).get("assigned") == [0], 120, "the worker to join", [w])
         watch.start()
         prod = KafkaProducer(bootstrap_servers=host, acks=1, linger_ms=0)
+        # with --latency-batch-ms, a crawler that packs what it fetched in the last
+        # interval into one JSON-lines message (replay --batch's format); an event's
+        # latency still starts when it is handed over, so the wait in the pack counts
+        every = args.latency_batch_ms / 1000
+        packer = _Packer(prod, cfg.kafka.pages_topic, 1 << 30) if every > 0 else None
         sent = [0.0] * len(events)
-        t0 = time.perf_counter()
+        t0 = last_pack = time.perf_counter()
         for i, ev in enumerate(events):
             ahead = i / args.rate - (time.perf_counter() - t0)
             if ahead > 0:
                 time.sleep(ahead)
-            sent[i] = time.perf_counter()
-            prod.send(cfg.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
-            if i % 200 == 0:
-                prod.flush()
+            sent[i] = now = time.perf_counter()
+            if packer is None:
+                prod.send(cfg.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+                if i % 200 == 0:
+                    prod.flush()
+                continue
+            packer.add(page_key(ev.url), ev)
+            if now - last_pack >= every:
+                packer.flush()
+                last_pack = now
+        if packer is not None:
+            packer.flush()
         prod.flush()
         wait_until(lambda: all(k in watch.seen for k in trigger), 60, "the subscriber to hold every rule", [w])
         delay = [line for line in w.get("/metrics").splitlines() if line.startswith("dustonline_event_delay_seconds_bucket")]
@@ -236,7 +257,10 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--latency-events", type=int, default=40_000)
     ap.add_argument("--rate", type=float, default=4000.0, help="events/s published in the latency run")
+    ap.add_argument("--latency-batch-ms", type=float, default=0.0,
+                    help="in the latency run, pack the events of each interval into one message (0: one per message)")
     ap.add_argument("--checkpoint-every", type=int, default=2000)
+    ap.add_argument("--fetch-bytes", type=int, default=0, help="kafka.max_partition_fetch_bytes (0: the default)")
     ap.add_argument("--batch", type=int, default=100, help="events per message in the second throughput run "
                     "(replay --batch; the first run sends one event per message)")
     ap.add_argument("--batched-only", action="store_true", help="skip the one-event-per-message run")
