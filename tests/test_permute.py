@@ -1,0 +1,136 @@
+"""Parameter-order rules (permute.py): evidence, rendering, and the learner end to end."""
+
+import hashlib
+import random
+
+from dustonline import FetchEvent, OnlineLearner, rocks_store
+from dustonline.align import Consensus, add_url
+from dustonline.config import config_from_dict
+from dustonline.permute import evidence, standalone, variant
+from dustonline.rules import Rule
+from dustonline.rulegen import parts_of
+
+CFG = {"learning": {"min_freq": 5, "min_supp": 5}}
+CATS = ["office", "tools", "audio"]
+
+
+def digest(s: str) -> str:
+    return "sha1:" + hashlib.sha1(s.encode()).hexdigest().upper()
+
+
+def catalog_stream(host="s.com", pages=150, order_matters=False, seed=1, start=1.7e9):
+    """Catalog pages ``?cat=..&item=..``; every other page also linked with the
+    parameters reversed, every third under a cookieless session path. With
+    ``order_matters`` half of the reversed URLs are another page (other content)."""
+    rnd = random.Random(seed)
+    evs, t = [], start
+    for i in range(pages):
+        c = CATS[i % 3]
+        urls = [f"http://{host}/catalog.asp?cat={c}&item={i}"]
+        if i % 2 == 0:
+            urls.append(f"http://{host}/catalog.asp?item={i}&cat={c}")
+        if i % 3 == 0:
+            urls.append(f"http://{host}/(S({rnd.getrandbits(48):x}))/catalog.asp?cat={c}&item={i}")
+        for u in urls:
+            t += 60
+            other = order_matters and "?item" in u and i % 4 == 0
+            evs.append(FetchEvent(url=u, ts=t, digest=digest(f"{host}{i}{'rev' if other else ''}")))
+    return evs
+
+
+def learned(events, cfg=CFG, store=None):
+    learner = OnlineLearner(config_from_dict(cfg), store)
+    learner.learn_many(events)
+    return learner
+
+
+def _rule(context, transformation):
+    return Rule(id="r", hosts=["s.com"], context=context, transformation=transformation).compile()
+
+
+# ---------------------------------------------------------------- units
+def test_evidence_is_a_key_set_listed_in_two_orders_with_equal_values():
+    ev = evidence(["http://s.com/c?item=7&cat=a", "http://s.com/(S(x))/c?cat=a&item=7&sid=9"])
+    assert ev == [[["cat", "item"], [["item", "cat"]], [2, 1]]]  # bits: letters, digits
+    assert evidence(["http://s.com/c?cat=a&item=7", "http://s.com/c?cat=a&item=7&sid=9"]) is None  # same order
+    assert evidence(["http://s.com/c?item=7&cat=a", "http://s.com/c?cat=b&item=7"]) is None  # values differ
+    assert evidence(["http://s.com/c?a=1&a=2", "http://s.com/c?a=2&a=1"]) is None  # a list: order may matter
+
+
+def test_standalone_rule_writes_every_seen_order_sorted():
+    ctx, tr = standalone(["cat", "item"], [["item", "cat"]], [2, 1])
+    r = _rule(ctx, tr)
+    assert r.apply("http://s.com/c?item=7&cat=a") == "http://s.com/c?cat=a&item=7"
+    assert r.apply("http://s.com/c?cat=a&item=7") == "http://s.com/c?cat=a&item=7"
+    assert r.apply("http://s.com/c?item=x&cat=a") is None  # outside the values' classes
+    assert r.apply("http://s.com/c?item=7&cat=a&page=2") is None  # another key set
+
+
+def test_variant_folds_the_order_into_an_aligned_rule():
+    cons = add_url(Consensus.of_url("http://s.com/catalog.asp?cat=a&item=7"),
+                   "http://s.com/(S(abc))/catalog.asp?cat=a&item=7")
+    parts = parts_of(cons)
+    ctx, tr = variant(parts, [[["cat", "item"], [["item", "cat"]], [2, 1]]], card_set=5)
+    r = _rule(ctx, tr)
+    want = "http://s.com/catalog.asp?cat=tools&item=99"
+    for url in ("http://s.com/catalog.asp?item=99&cat=tools", "http://s.com/(S(abc))/catalog.asp?item=99&cat=tools",
+                "http://s.com/(S(abc))/catalog.asp?cat=tools&item=99", want):
+        assert r.apply(url) == want, url
+    # other keys keep their order, as the aligned rule did
+    assert r.apply("http://s.com/x.asp?b=1&a=2") == "http://s.com/x.asp?b=1&a=2"
+    assert variant(parts, [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]], card_set=5) is None  # 3 keys, 2 pairs
+
+
+# ---------------------------------------------------------------- the learner
+def test_learner_merges_parameter_orders_of_unseen_pages():
+    learner = learned(catalog_stream())
+    rs = learner.ruleset()
+    key = rs.canonicalize("http://s.com/catalog.asp?cat=tools&item=999")
+    assert rs.canonicalize("http://s.com/catalog.asp?item=999&cat=tools") == key
+    assert rs.canonicalize("http://s.com/(S(f00d))/catalog.asp?item=999&cat=tools") == key  # composed
+    assert rs.canonicalize("http://s.com/catalog.asp?item=998&cat=tools") != key
+    assert rs.canonicalize("http://s.com/catalog.asp?item=999&cat=audio") != key
+    assert all(r.fpr == 0.0 for r in rs.rules())
+
+
+def test_no_rule_when_parameter_order_matters():
+    """Some reversed URLs are duplicates (evidence), but validation shows others are
+    distinct pages: the permutation rule stays a candidate and nothing is derived."""
+    learner = learned(catalog_stream(order_matters=True))
+    perm = [c for c in learner.candidates() if c["group"].startswith("perm:")]
+    assert perm and all(c["status"] != "active" for c in perm)
+    assert perm[0]["nci"] < perm[0]["nsupp"]
+    rs = learner.ruleset()
+    assert not any("(item)" in r.context for r in rs.rules())
+    assert rs.canonicalize("http://s.com/catalog.asp?item=999&cat=tools") != rs.canonicalize(
+        "http://s.com/catalog.asp?cat=tools&item=999")
+
+
+def test_permutation_rules_retire_when_their_evidence_leaves_the_window():
+    cfg = {"learning": {"min_freq": 5, "min_supp": 5}, "window": {"seconds": 86400.0, "sweep_every": 3600.0}}
+    old = catalog_stream()
+    later = [FetchEvent(url=f"http://t.org/p/{i}", ts=old[-1].ts + 2 * 86400 + i, digest=digest(f"t{i}"))
+             for i in range(50)]
+    learner = learned(old, cfg)
+    assert any("(item)" in r.context for r in learner.rules())
+    learner.learn_many(later)
+    assert not any(c["group"].startswith("perm:") for c in learner.candidates())
+    assert not any("(item)" in r.context for r in learner.rules())
+
+
+def test_recovery_derives_the_same_permutation_rules(tmp_path):
+    events = catalog_stream(pages=200) + catalog_stream("u.net", pages=200, seed=2, start=1.7e9 + 30)
+    events.sort(key=lambda e: e.ts)
+    whole = learned(events)
+    path = tmp_path / "state"
+    first = OnlineLearner(config_from_dict(CFG), rocks_store(path, cache_entries=64))
+    for ev in events[:250]:
+        first.learn_one(ev)
+    first.checkpoint()
+    first.store.close()
+    second = OnlineLearner(config_from_dict(CFG), rocks_store(path, cache_entries=64))
+    second.learn_many(events[250:])
+    got = [(r.id, r.version, r.support, r.context) for r in second.rules()]
+    assert got == [(r.id, r.version, r.support, r.context) for r in whole.rules()]
+    assert any("(item)" in c for *_, c in got)
+    second.store.close()
