@@ -34,7 +34,7 @@ from .config import Config
 from .events import FetchEvent
 from .generalize import Contribution, Group, contribution
 from .hosturls import HostURLs
-from .permute import PREFIX as PERM_GROUP, Permuter
+from .kvrules import PREFIX as KV_GROUP, KVRules
 from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
@@ -70,7 +70,7 @@ class ClusterRec(msgspec.Struct, array_like=True, gc=False):
     noise: bool = False
     contrib: Contribution | None = None
     digests: list[str] = []
-    perm: list | None = None      # its parameter-order evidence (permute.py)
+    kv: list | None = None        # its parameter-order and case evidence (kvrules.py)
 
 
 class _Cand:
@@ -162,7 +162,7 @@ class OnlineLearner(Learner):
         for rid, rec in self.cands_t.items():
             self._cands[rid] = _Cand(rec)
         self._reindex()
-        self.permute = Permuter(self)
+        self.kv = KVRules(self)
 
     # ------------------------------------------------------------------ API
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
@@ -205,12 +205,12 @@ class OnlineLearner(Learner):
                 if cl is not None and self._set_contribution(cid, cl):
                     self.clusters[cid] = cl
             self._dirty_clusters.clear()
-        for _ in range(2):  # a permutation that became valid re-derives its hosts' groups
+        for _ in range(2):  # a kv rule that became valid re-derives its hosts' groups (kvrules.py)
             if self._dirty_groups:
                 for sid in sorted(self._dirty_groups):
                     self._refresh_group(sid, out)
                 self._dirty_groups.clear()
-            if not self.permute.recheck():
+            if not self.kv.recheck():
                 break
 
     @property
@@ -333,10 +333,10 @@ class OnlineLearner(Learner):
             if parts is not None:
                 new = contribution(parts, cl.hosts, self.cfg.learning.generalize)
             urls = [row.replace("\x00", "") for row in cl.rows]  # the sample, unaligned
-        perm = self.permute.cluster(cl, urls)
+        kv = self.kv.cluster(cl, urls)
         old = cl.contrib
         if _same(old, new):
-            return perm
+            return kv
         cl.contrib = new
         if old is not None:
             self._dirty_groups.add(self._group_apply(old, -1))
@@ -369,14 +369,14 @@ class OnlineLearner(Learner):
         return sid
 
     def _refresh_group(self, sid: str, out: list[Rule]) -> None:
-        if sid.startswith(PERM_GROUP):
-            return self.permute.refresh(sid, out)
+        if sid.startswith(KV_GROUP):
+            return self.kv.refresh(sid, out)
         stored = self.groups.get(sid)
         if stored is None:
             return
         g = Group(self._shape(sid, stored["shape"]), stored["st"])
         now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
-        now.update(self.permute.variants(now.values()))
+        now.update(self.kv.variants(now.values()))
         for rid in stored["cands"]:
             if rid not in now:
                 self._drop_candidate(rid, out)
@@ -683,7 +683,7 @@ class OnlineLearner(Learner):
         if cl.n <= 0:
             if cl.contrib is not None:
                 self._dirty_groups.add(self._group_apply(cl.contrib, -1))
-            self.permute.cluster(cl, None)
+            self.kv.cluster(cl, None)
             for d in cl.digests:
                 self.index.forget(cid, d)
             self.clusters.pop(cid)

@@ -1,4 +1,4 @@
-"""Parameter-order rules (permute.py): evidence, rendering, and the learner end to end."""
+"""Parameter-order rules (permute.py, kvrules.py): evidence, rendering, and the learner end to end."""
 
 import hashlib
 import random
@@ -6,7 +6,8 @@ import random
 from dustonline import FetchEvent, OnlineLearner, rocks_store
 from dustonline.align import Consensus, add_url
 from dustonline.config import config_from_dict
-from dustonline.permute import evidence, standalone, variant
+from dustonline.kvrules import evidence, variant
+from dustonline.permute import order_rule
 from dustonline.rules import Rule
 from dustonline.rulegen import parts_of
 
@@ -50,15 +51,16 @@ def _rule(context, transformation):
 
 # ---------------------------------------------------------------- units
 def test_evidence_is_a_key_set_listed_in_two_orders_with_equal_values():
-    ev = evidence(["http://s.com/c?item=7&cat=a", "http://s.com/(S(x))/c?cat=a&item=7&sid=9"])
-    assert ev == [[["cat", "item"], [["item", "cat"]], [2, 1]]]  # bits: letters, digits
-    assert evidence(["http://s.com/c?cat=a&item=7", "http://s.com/c?cat=a&item=7&sid=9"]) is None  # same order
-    assert evidence(["http://s.com/c?item=7&cat=a", "http://s.com/c?cat=b&item=7"]) is None  # values differ
-    assert evidence(["http://s.com/c?a=1&a=2", "http://s.com/c?a=2&a=1"]) is None  # a list: order may matter
+    h = ["s.com"]
+    ev = evidence(["http://s.com/c?item=7&cat=a", "http://s.com/(S(x))/c?cat=a&item=7&sid=9"], h)
+    assert ev == [["o\x1ecat\x1fitem", h, [["item", "cat"]], [2, 1]]]  # bits: letters, digits
+    assert evidence(["http://s.com/c?cat=a&item=7", "http://s.com/c?cat=a&item=7&sid=9"], h) is None  # same order
+    assert evidence(["http://s.com/c?item=7&cat=a", "http://s.com/c?cat=b&item=7"], h) is None  # values differ
+    assert evidence(["http://s.com/c?a=1&a=2", "http://s.com/c?a=2&a=1"], h) is None  # a list: order may matter
 
 
 def test_standalone_rule_writes_every_seen_order_sorted():
-    ctx, tr = standalone(["cat", "item"], [["item", "cat"]], [2, 1])
+    ctx, tr = order_rule(["cat", "item"], [["item", "cat"]], [2, 1])
     r = _rule(ctx, tr)
     assert r.apply("http://s.com/c?item=7&cat=a") == "http://s.com/c?cat=a&item=7"
     assert r.apply("http://s.com/c?cat=a&item=7") == "http://s.com/c?cat=a&item=7"
@@ -70,7 +72,7 @@ def test_variant_folds_the_order_into_an_aligned_rule():
     cons = add_url(Consensus.of_url("http://s.com/catalog.asp?cat=a&item=7"),
                    "http://s.com/(S(abc))/catalog.asp?cat=a&item=7")
     parts = parts_of(cons)
-    ctx, tr = variant(parts, [[["cat", "item"], [["item", "cat"]], [2, 1]]], card_set=5)
+    ctx, tr = variant(parts, [[["cat", "item"], [["item", "cat"]], [2, 1]]], lower=False, card_set=5)
     r = _rule(ctx, tr)
     want = "http://s.com/catalog.asp?cat=tools&item=99"
     for url in ("http://s.com/catalog.asp?item=99&cat=tools", "http://s.com/(S(abc))/catalog.asp?item=99&cat=tools",
@@ -78,7 +80,7 @@ def test_variant_folds_the_order_into_an_aligned_rule():
         assert r.apply(url) == want, url
     # other keys keep their order, as the aligned rule did
     assert r.apply("http://s.com/x.asp?b=1&a=2") == "http://s.com/x.asp?b=1&a=2"
-    assert variant(parts, [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]], card_set=5) is None  # 3 keys, 2 pairs
+    assert variant(parts, [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]], lower=False, card_set=5) is None  # 3 keys, 2 pairs
 
 
 # ---------------------------------------------------------------- the learner
@@ -97,7 +99,7 @@ def test_no_rule_when_parameter_order_matters():
     """Some reversed URLs are duplicates (evidence), but validation shows others are
     distinct pages: the permutation rule stays a candidate and nothing is derived."""
     learner = learned(catalog_stream(order_matters=True))
-    perm = [c for c in learner.candidates() if c["group"].startswith("perm:")]
+    perm = [c for c in learner.candidates() if c["group"].startswith("kv:")]
     assert perm and all(c["status"] != "active" for c in perm)
     assert perm[0]["nci"] < perm[0]["nsupp"]
     rs = learner.ruleset()
@@ -114,7 +116,7 @@ def test_permutation_rules_retire_when_their_evidence_leaves_the_window():
     learner = learned(old, cfg)
     assert any("(item)" in r.context for r in learner.rules())
     learner.learn_many(later)
-    assert not any(c["group"].startswith("perm:") for c in learner.candidates())
+    assert not any(c["group"].startswith("kv:") for c in learner.candidates())
     assert not any("(item)" in r.context for r in learner.rules())
 
 

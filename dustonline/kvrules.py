@@ -1,0 +1,288 @@
+"""Rules alignment cannot express, learned from dup-clusters as Koppula et al. would:
+parameter order (permute.py) and letter case (casefold.py). learner.py calls the hooks
+of ``KVRules``; everything else stays the learner's own machinery.
+
+Evidence: each training cluster's sample is checked for two URLs that list the same
+key=value pairs in another order, or whose paths differ in case only
+(``ClusterRec.kv``); per key set, and per site for case, the clusters are summed in the
+store table ``kv``. Two kinds of candidates follow, validated like any other (support,
+fpr, min_freq, retirement):
+
+1. the *kv rule* of a key set or site (``rule_of``): any seen order -> sorted, or the
+   path -> lower case, on the hosts that showed it. It proves the evidence on the
+   validation clusters: where order or case does matter (distinct pages), its fpr rises
+   and nothing is derived from it.
+2. *variants* (``variant``): rules do not chain (first match wins, by support), so a kv
+   rule alone is shadowed by the host's aligned rule (which drops the session path or
+   www, and keeps order and case). Once a kv rule is valid, every aligned candidate on
+   its hosts gets a variant: the same context, with the seen orders tried first and
+   written sorted, and the path lowered. It matches what its rule matches and merges
+   more, so it outranks it and makes it redundant (Alg. 6), with rule order unchanged.
+
+Which kv rules variants were derived from is stored too (``used``), so a restarted
+learner derives the same variants.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable
+
+import mmh3
+
+from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
+from .generalize import Candidate
+from .permute import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
+from .rulegen import AmbiguousRule, render
+from .rules import parse_transformation
+from .urls import site_of_host
+
+if TYPE_CHECKING:
+    from .learner import OnlineLearner
+
+PREFIX = "kv:"   # the "group" of a kv rule's candidate record
+ORDER, CASE = "o", "c"
+
+
+def _okey(keys) -> str:
+    return ORDER + "\x1e" + "\x1f".join(keys)
+
+
+def kv_id(key: str) -> str:
+    return "r-%012x" % (mmh3.hash64("kv\x1d" + key, signed=False)[0] >> 16)
+
+
+def variant_id(rid: str) -> str:
+    return "r-%012x" % (mmh3.hash64(rid + "\x1dkv", signed=False)[0] >> 16)
+
+
+def evidence(urls: list[str], hosts: list[str]) -> list | None:
+    """One cluster's evidence as ``[[key, hosts, orders, bits], ...]``, sorted by key."""
+    out = []
+    for keys, (orders, bits) in order_evidence(urls).items():
+        out.append([_okey(keys), sorted(set(hosts)), orders, bits])
+    if case_evidence(urls):
+        by_site: dict[str, list[str]] = {}
+        for h in sorted(set(hosts)):
+            by_site.setdefault(site_of_host(h), []).append(h)
+        out.extend([CASE + "\x1e" + site, hs, [], []] for site, hs in by_site.items())
+    return sorted(out) or None
+
+
+def rule_of(key: str, shape: list) -> tuple[str, str]:
+    """The kv rule of an evidence key, from its ``shape`` (``KVRules._shape``)."""
+    kind, _, rest = key.partition("\x1e")
+    if kind == CASE:
+        return CASE_RULE
+    orders, bits, _hosts = shape
+    return order_rule(rest.split("\x1f"), orders, bits)
+
+
+def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tuple[str, str] | None:
+    """A candidate's rule with valid permutations of its hosts (``perms``: ``[keys,
+    orders, bits]``) and lower-case paths (``lower``) folded in: the query becomes
+    ``(?:seen orders...|the rule's own query)`` with every branch writing sorted order,
+    and path captures are written ``${N:lower}``. None when nothing fits the rule."""
+    split = split_query(parts) if perms else None
+    fits = []
+    if split is not None:
+        prefix, pairs, tail = split
+        keyres = [re.compile(render([k], card_set)[0][1:-1]) for k, _ in pairs]
+        fits = [p for p in perms if len(p[0]) == len(pairs) and any(o != p[0] for o in p[1])
+                and all(rx.fullmatch(k) for k in p[0] for rx in keyres)]
+    if not fits:
+        prefix, pairs, tail = parts, [], []
+    try:
+        ctx, _ = render(prefix, card_set)
+        out, lowered = transformation(prefix, card_set, lower)
+    except AmbiguousRule:
+        return None
+    if not fits and not lowered:
+        return None
+    ctx = ctx[1:-1]
+    if fits:
+        g = re.compile(ctx).groups
+        n = len(pairs)
+        branches, krefs, vrefs = [], [[] for _ in range(n)], [[] for _ in range(n)]
+        for keys, orders, bits in sorted(fits):
+            for order in orders:
+                if order == keys:
+                    continue
+                rx, kr, vr = branch(keys, order, bits, g)
+                g += 2 * n
+                branches.append(rx)
+                for j in range(n):
+                    krefs[j].append(kr[j])
+                    vrefs[j].append(vr[j])
+        own = []
+        for j, (k, v) in enumerate(pairs):
+            own.append(render([k], card_set)[0][1:-1] + "\\=" + render([v], card_set)[0][1:-1])
+            krefs[j].append(g + 1)
+            vrefs[j].append(g + 2)
+            g += 2
+        branches.append("\\&".join(own))
+        ctx += "(?:" + "|".join(branches) + ")" + "".join(render([p], card_set)[0][1:-1] for p in tail)
+        out += query_out(krefs, vrefs)
+    context = "^" + ctx + "$"
+    try:
+        parse_transformation(out, re.compile(context).groups)
+    except (ValueError, re.error):
+        return None
+    return context, out
+
+
+class KVRules:
+    """The kv state of one OnlineLearner, in its store. learner.py calls ``cluster``
+    when a cluster's sample changes or it is evicted, ``refresh`` for a dirty ``kv:``
+    group, ``variants`` when a group's candidates are derived, ``recheck`` after each
+    derivation."""
+
+    def __init__(self, learner: "OnlineLearner"):
+        self.learner = learner
+        self.table = learner.store.table("kv")
+        self.card_set = learner.card_set
+        self._live: set[str] = set()     # keys with a candidate or with variants derived
+        self._trusted: dict[str, list] = {}  # host -> [permutations, lower-case paths?]
+        self._upper: dict[str, bool] = {}    # host -> has a validation URL with capitals in its path
+        for key, rec in self.table.items():
+            if rec.get("used") is not None or kv_id(key) in learner._cands:
+                self._live.add(key)
+        self._index()
+
+    # evidence ------------------------------------------------------------
+    def cluster(self, cl, urls: list[str] | None) -> bool:
+        """Replace the cluster's evidence (``urls``: its sample, None once it teaches
+        nothing); True when it changed."""
+        new = evidence(urls, cl.hosts) if urls else None
+        old = cl.kv
+        if old == new:
+            return False
+        for ev, sign in ((old, -1), (new, +1)):
+            for key, hosts, orders, bits in ev or ():
+                self._apply(key, hosts, orders, bits, sign)
+        cl.kv = new
+        return True
+
+    def _apply(self, key: str, hosts, orders, bits, sign: int) -> None:
+        r = self.table.get(key) or {"n": 0, "hosts": {}, "orders": {}, "bits": [0] * len(bits), "used": None}
+        r["n"] += sign
+        for counts, items in ((r["hosts"], hosts), (r["orders"], ["\x1f".join(o) for o in orders])):
+            for item in items:
+                left = counts.get(item, 0) + sign
+                if left > 0:
+                    counts[item] = left
+                else:
+                    counts.pop(item, None)
+        if sign > 0:  # classes only widen, as generalize.py's slots do
+            r["bits"] = [a | b for a, b in zip(r["bits"], bits)]
+        self.table[key] = r
+        self.learner._dirty_groups.add(PREFIX + key)
+
+    @staticmethod
+    def _shape(r: dict) -> list:
+        """[orders, bits, hosts] a kv rule is made of (orders: the most seen)."""
+        orders = sorted(r["orders"], key=lambda o: (-r["orders"][o], o))[:MAX_ORDERS]
+        return [[o.split("\x1f") for o in sorted(orders)], list(r["bits"]), sorted(r["hosts"])]
+
+    # candidates ----------------------------------------------------------
+    def refresh(self, sid: str, out: list) -> None:
+        """(Re)derive the kv rule of one evidence key, or drop it."""
+        L = self.learner
+        key = sid[len(PREFIX):]
+        r = self.table.get(key)
+        rid = kv_id(key)
+        if r is None or r["n"] < L.min_freq or (key[0] == ORDER and not r["orders"]):
+            if rid in L._cands:
+                L._drop_candidate(rid, out)
+            if r is not None and r["n"] <= 0 and r.get("used") is None:
+                self.table.pop(key)
+                self._live.discard(key)
+            return
+        shape = self._shape(r)
+        context, transformation = rule_of(key, shape)
+        L._upsert_candidate(Candidate(rid, context, transformation, r["n"], tuple(shape[2])), sid, out)
+        self._live.add(key)
+
+    def recheck(self) -> bool:
+        """Follow the kv rules' validity: one that became valid (or changed, or stopped
+        being valid) re-derives the groups of the candidates on its hosts. True when some
+        group was marked dirty."""
+        L = self.learner
+        self._upper.clear()  # recomputed from the host's URLs at the next derivation
+        hosts: set[str] = set()
+        for key in sorted(self._live):
+            r = self.table.get(key)
+            cand = L._cands.get(kv_id(key))
+            want = self._shape(r) if r is not None and cand is not None and L._valid(cand.rec) else None
+            used = r.get("used") if r is not None else None
+            if want != used:
+                hosts.update(used[2] if used else ())
+                hosts.update(want[2] if want else ())
+                r["used"] = want
+                if want is None and r["n"] <= 0:
+                    self.table.pop(key)
+                else:
+                    self.table[key] = r
+            if want is None and cand is None:
+                self._live.discard(key)
+        if not hosts:
+            return False
+        self._index()
+        marked = False
+        for h in sorted(hosts):
+            for rid in L._by_host.get(h, ()):
+                sid = L._cands[rid].rec["group"]
+                if not sid.startswith(PREFIX):
+                    L._dirty_groups.add(sid)
+                    marked = True
+        return marked
+
+    def _index(self) -> None:
+        trusted: dict[str, list] = {}
+        for key in sorted(self._live):
+            r = self.table.get(key)
+            used = r.get("used") if r is not None else None
+            if not used:
+                continue
+            orders, bits, hosts = used
+            for h in hosts:
+                t = trusted.setdefault(h, [[], False])
+                if key[0] == CASE:
+                    t[1] = True
+                else:
+                    t[0].append([key[2:].split("\x1f"), orders, bits])
+        self._trusted = trusted
+
+    def variants(self, cands: Iterable[Candidate]) -> dict[str, Candidate]:
+        """Variants of a group's candidates that touch hosts with a valid kv rule."""
+        out: dict[str, Candidate] = {}
+        if not self._trusted:
+            return out
+        for c in cands:
+            if not c.parts:
+                continue
+            perms, lower, any_ = {}, False, False
+            for h in c.hosts:
+                t = self._trusted.get(h)
+                if t is None:
+                    continue
+                any_ = True
+                lower |= t[1]
+                for p in t[0]:
+                    perms["\x1f".join(p[0])] = p
+            if not any_:
+                continue
+            # lowering only where it cannot split a page between this rule and another
+            # one of the same host: every host is case-insensitive or has no capitals
+            lower = lower and all(self._trusted.get(h, ((), False))[1] or not self._has_upper(h) for h in c.hosts)
+            got = variant(list(c.parts), [perms[k] for k in sorted(perms)], lower, self.card_set)
+            if got is not None:
+                vid = variant_id(c.id)
+                out[vid] = Candidate(vid, got[0], got[1], c.freq, c.hosts)
+        return out
+
+    def _has_upper(self, host: str) -> bool:
+        got = self._upper.get(host)
+        if got is None:
+            got = self._upper[host] = has_upper_path(self.learner.host_urls.of(host))
+        return got
