@@ -148,6 +148,9 @@ class OnlineLearner(Learner):
         # its versions, so "newer version wins" holds for subscribers and for the
         # worker group's merge of partitions (rulemerge.py)
         self.versions = s.table("ver")
+        # and the next count epoch of dropped candidates: a rule learned again must not
+        # read the counts its old epoch left in the read cache (Table.drop_prefix)
+        self.epochs = s.table("epoch")
         self.clock: float = m.get("clock", 0.0)
         self.next_sweep: float | None = m.get("next_sweep")
         self.stats = msgspec.convert(m.get("stats", {}), Stats)
@@ -395,7 +398,7 @@ class OnlineLearner(Learner):
             rec = {
                 "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
                 "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
-                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": 0,
+                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": self.epochs.get(c.id, 0),
             }
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
@@ -452,6 +455,7 @@ class OnlineLearner(Learner):
         self.cands_t.pop(rid)
         if cand.rec["version"]:
             self.versions[rid] = cand.rec["version"]
+        self.epochs[rid] = cand.rec["epoch"]
         if was_active:
             self._recheck_redundant(cand.rec["hosts"], out)
 
