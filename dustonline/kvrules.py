@@ -253,33 +253,52 @@ class KVRules:
                     t[0].append([key[2:].split("\x1f"), orders, bits])
         self._trusted = trusted
 
-    def variants(self, cands: Iterable[Candidate]) -> dict[str, Candidate]:
-        """Variants of a group's candidates that touch hosts with a valid kv rule."""
-        out: dict[str, Candidate] = {}
+    def variants(self, now: dict[str, Candidate]) -> dict[str, Candidate]:
+        """A group's candidates with kv rules folded in where their hosts have valid ones.
+
+        Permutations are added beside the candidate: the variant writes what it writes
+        for every URL but those in another order, and outranks it once it merges more.
+        Lower case replaces it: two rules of one host, one lowering and one not, would
+        split pages. So lowering goes only where no page can be split: on
+        case-insensitive hosts and hosts without capitals; a candidate that also has
+        hosts with capitals and no case evidence keeps its rule there, split off."""
         if not self._trusted:
-            return out
-        for c in cands:
-            if not c.parts:
+            return now
+        out: dict[str, Candidate] = {}
+        for c in now.values():
+            if not c.parts or not any(h in self._trusted for h in c.hosts):
+                out[c.id] = c
                 continue
-            perms, lower, any_ = {}, False, False
-            for h in c.hosts:
-                t = self._trusted.get(h)
-                if t is None:
-                    continue
-                any_ = True
-                lower |= t[1]
-                for p in t[0]:
-                    perms["\x1f".join(p[0])] = p
-            if not any_:
+            cased = any(self._trusted.get(h, ((), False))[1] for h in c.hosts)
+            keep = tuple(h for h in c.hosts if cased and not self._trusted.get(h, ((), False))[1]
+                         and self._has_upper(h))
+            low = tuple(h for h in c.hosts if h not in keep)
+            lowered = self._variant(c, low, True, variant_id(c.id)) if cased else None
+            if lowered is None:  # nothing to lower (no letters in the path): orders only
+                out[c.id] = c
+                self._add(out, self._variant(c, c.hosts, False, variant_id(c.id)))
                 continue
-            # lowering only where it cannot split a page between this rule and another
-            # one of the same host: every host is case-insensitive or has no capitals
-            lower = lower and all(self._trusted.get(h, ((), False))[1] or not self._has_upper(h) for h in c.hosts)
-            got = variant(list(c.parts), [perms[k] for k in sorted(perms)], lower, self.card_set)
-            if got is not None:
-                vid = variant_id(c.id)
-                out[vid] = Candidate(vid, got[0], got[1], c.freq, c.hosts)
+            self._add(out, lowered)
+            if keep:
+                plain = Candidate(variant_id(c.id + "\x1dplain"), c.context, c.transformation, c.freq, keep)
+                out[plain.id] = plain
+                self._add(out, self._variant(c, keep, False, variant_id(plain.id)))
         return out
+
+    @staticmethod
+    def _add(out: dict, c: Candidate | None) -> None:
+        if c is not None:
+            out[c.id] = c
+
+    def _variant(self, c: Candidate, hosts: tuple, lower: bool, vid: str) -> Candidate | None:
+        perms = {}
+        for h in hosts:
+            for p in self._trusted.get(h, ((), False))[0]:
+                perms["\x1f".join(p[0])] = p
+        if not perms and not lower:
+            return None
+        got = variant(list(c.parts), [perms[k] for k in sorted(perms)], lower, self.card_set)
+        return None if got is None else Candidate(vid, got[0], got[1], c.freq, hosts)
 
     def _has_upper(self, host: str) -> bool:
         got = self._upper.get(host)

@@ -379,7 +379,7 @@ class OnlineLearner(Learner):
             return
         g = Group(self._shape(sid, stored["shape"]), stored["st"])
         now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
-        now.update(self.kv.variants(now.values()))
+        now = self.kv.variants(now)
         for rid in stored["cands"]:
             if rid not in now:
                 self._drop_candidate(rid, out)

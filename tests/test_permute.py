@@ -136,3 +136,64 @@ def test_recovery_derives_the_same_permutation_rules(tmp_path):
     assert got == [(r.id, r.version, r.support, r.context) for r in whole.rules()]
     assert any("(item)" in c for *_, c in got)
     second.store.close()
+
+
+# ---------------------------------------------------------------- letter case
+SECTIONS = ["News", "Sports", "World", "Local"]
+
+
+def caps_stream(host="a.com", pages=160, lower_aliases=True, case_matters=False, seed=3, start=1.7e9):
+    """Capitalized sections, session-id aliases on every page; with ``lower_aliases``
+    every other page also linked in lower case (a case-insensitive server). With
+    ``case_matters`` a quarter of those lower-case URLs are other pages."""
+    rnd = random.Random(seed)
+    evs, t = [], start
+    for i in range(pages):
+        path = f"/{SECTIONS[i % 4]}/story-{i}"
+        urls = [f"http://{host}{path}", f"http://{host}{path}?sid={rnd.getrandbits(48):x}"]
+        if lower_aliases and i % 2 == 0:
+            urls.append(f"http://{host}{path.lower()}")
+        for u in urls:
+            t += 60
+            other = case_matters and u.islower() and "sid" not in u and i % 8 == 0
+            evs.append(FetchEvent(url=u, ts=t, digest=digest(f"{host}{i}{'low' if other else ''}")))
+    return evs
+
+
+def test_case_evidence_and_lowered_paths():
+    from dustonline.casefold import case_evidence, path_span, transformation
+
+    assert case_evidence(["http://a.com/News/1?q=A", "http://a.com/news/1?q=A"])
+    assert not case_evidence(["http://a.com/News/1?q=A", "http://a.com/News/1?q=a"])  # the query is not the path
+    parts = parts_of(add_url(Consensus.of_url("http://a.com/News/s-1"), "http://a.com/News/s-1?sid=9f"))
+    assert path_span(parts) == (5, len(parts))
+    out, changed = transformation(parts, 5, lower=True)
+    assert changed and out == "$1://$2.$3/${4:lower}/${5:lower}"
+    assert transformation(parts, 5, lower=False) == ("$1://$2.$3/$4/$5", False)
+
+
+def test_learner_lowers_paths_on_case_insensitive_sites_only():
+    """a.com serves lower-case aliases; b.com has capitals too but none of that
+    evidence. One aligned rule (drop the session id) covers both hosts: on a.com it
+    lowers the path, on b.com it keeps it, since lowering there could split a page
+    between this rule and one that keeps case."""
+    events = caps_stream("a.com") + caps_stream("b.com", lower_aliases=False, seed=4, start=1.7e9 + 30)
+    events.sort(key=lambda e: e.ts)
+    learner = learned(events)
+    rs = learner.ruleset()
+    key = rs.canonicalize("http://a.com/World/story-999")
+    assert key == "http://a.com/world/story-999"
+    assert rs.canonicalize("http://a.com/world/story-999") == key
+    assert rs.canonicalize("http://a.com/world/story-999?sid=f00d") == key
+    assert rs.canonicalize("http://a.com/World/story-998") != key
+    assert rs.canonicalize("http://b.com/World/story-999?sid=f00d") == "http://b.com/World/story-999"
+    assert all(r.fpr == 0.0 for r in rs.rules())
+
+
+def test_no_case_rule_when_case_matters():
+    learner = learned(caps_stream(case_matters=True))
+    case = [c for c in learner.candidates() if c["group"].startswith("kv:c")]
+    assert case and all(c["status"] != "active" for c in case)
+    assert not any(":lower}" in r.transformation for r in learner.rules())
+    rs = learner.ruleset()
+    assert rs.canonicalize("http://a.com/world/story-999") != rs.canonicalize("http://a.com/World/story-999")
