@@ -3,6 +3,8 @@
 import hashlib
 import random
 
+import pytest
+
 from dustonline import FetchEvent, OnlineLearner, rocks_store
 from dustonline.align import Consensus, add_url
 from dustonline.config import config_from_dict
@@ -120,21 +122,24 @@ def test_permutation_rules_retire_when_their_evidence_leaves_the_window():
     assert not any("(item)" in r.context for r in learner.rules())
 
 
-def test_recovery_derives_the_same_permutation_rules(tmp_path):
-    events = catalog_stream(pages=200) + catalog_stream("u.net", pages=200, seed=2, start=1.7e9 + 30)
+@pytest.mark.parametrize("cut", [250, 700])
+def test_recovery_derives_the_same_kv_rules(tmp_path, cut):
+    events = (catalog_stream(pages=200) + catalog_stream("u.net", pages=200, seed=2, start=1.7e9 + 30)
+              + caps_stream("c.org", pages=200, start=1.7e9 + 20))
     events.sort(key=lambda e: e.ts)
     whole = learned(events)
     path = tmp_path / "state"
     first = OnlineLearner(config_from_dict(CFG), rocks_store(path, cache_entries=64))
-    for ev in events[:250]:
+    for ev in events[:cut]:
         first.learn_one(ev)
     first.checkpoint()
     first.store.close()
     second = OnlineLearner(config_from_dict(CFG), rocks_store(path, cache_entries=64))
-    second.learn_many(events[250:])
+    second.learn_many(events[cut:])
     got = [(r.id, r.version, r.support, r.context) for r in second.rules()]
     assert got == [(r.id, r.version, r.support, r.context) for r in whole.rules()]
     assert any("(item)" in c for *_, c in got)
+    assert any(":lower}" in r.transformation for r in second.rules())
     second.store.close()
 
 
