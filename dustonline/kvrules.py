@@ -16,8 +16,10 @@ fpr, min_freq, retirement):
    rule alone is shadowed by the host's aligned rule (which drops the session path or
    www, and keeps order and case). Once a kv rule is valid, every aligned candidate on
    its hosts gets a variant: the same context, with the seen orders tried first and
-   written sorted, and the path lowered. It matches what its rule matches and merges
-   more, so it outranks it and makes it redundant (Alg. 6), with rule order unchanged.
+   written sorted, and the path lowered. An order variant sits beside its rule: it
+   matches what the rule matches and merges more, so it outranks it and makes it
+   redundant (Alg. 6), with rule order unchanged. A lowering variant replaces its rule
+   (``KVRules.variants`` says why).
 
 Which kv rules variants were derived from is stored too (``used``), so a restarted
 learner derives the same variants.
@@ -26,7 +28,7 @@ learner derives the same variants.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import mmh3
 

@@ -16,6 +16,9 @@ Per event, in order (DESIGN.md §3):
    site's cap are evicted and every count above is decremented: rules that stop holding
    are retired.
 
+Parameter order and letter case, which alignment cannot express, come in through the
+hooks of kvrules.py at steps 2, 3 and 6, as candidates of the same machinery.
+
 All state is in the store, so a worker that restarts from it continues exactly.
 """
 
