@@ -12,6 +12,8 @@ values are the application's, and may be case-sensitive on any server.
 
 from __future__ import annotations
 
+import re
+
 from .rulegen import render
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -24,23 +26,24 @@ def ascii_lower(text: str) -> str:
     return text.translate(_LOWER)
 
 
+_PATH = re.compile(r"[^/?#]*//[^/?#]*(/[^?#]*)")
+_UPPER_PATH = re.compile(r"[^/?#]*//[^/?#]*/[^?#]*[A-Z]")
+
+
 def _path(url: str) -> str | None:
-    s = url.find("//")
-    if s < 0:
-        return None
-    p = url.find("/", s + 2)
-    if p < 0:
-        return None
-    end = len(url)
-    for ch in "?#":
-        i = url.find(ch, p)
-        if 0 <= i < end:
-            end = i
-    return url[p:end]
+    m = _PATH.match(url)
+    return m.group(1) if m else None
+
+
+def has_upper_path(url: str) -> bool:
+    """Does ``url`` have an ASCII capital in its path? (Called for every validation URL.)"""
+    return _UPPER_PATH.match(url) is not None
 
 
 def case_evidence(urls: list[str]) -> bool:
     """Do two of ``urls`` have paths that differ in ASCII letter case only?"""
+    if not any(map(has_upper_path, urls)):  # most clusters: a regex match per URL
+        return False
     seen: dict[str, str] = {}
     for u in urls:
         p = _path(u)
@@ -49,15 +52,6 @@ def case_evidence(urls: list[str]) -> bool:
         low = ascii_lower(p)
         q = seen.setdefault(low, p)
         if q != p:
-            return True
-    return False
-
-
-def has_upper_path(urls) -> bool:
-    """Does one of ``urls`` have an ASCII capital in its path?"""
-    for u in urls:
-        p = _path(u)
-        if p is not None and ascii_lower(p) != p:
             return True
     return False
 

@@ -135,9 +135,9 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
 
 class KVRules:
     """The kv state of one OnlineLearner, in its store. learner.py calls ``cluster``
-    when a cluster's sample changes or it is evicted, ``refresh`` for a dirty ``kv:``
-    group, ``variants`` when a group's candidates are derived, ``recheck`` after each
-    derivation."""
+    when a cluster's sample changes or it is evicted, ``count_url`` when a validation
+    URL is counted in or out, ``refresh`` for a dirty ``kv:`` group, ``variants`` when a
+    group's candidates are derived, ``recheck`` after each derivation."""
 
     def __init__(self, learner: "OnlineLearner"):
         self.learner = learner
@@ -145,7 +145,8 @@ class KVRules:
         self.card_set = learner.card_set
         self._live: set[str] = set()     # keys with a candidate or with variants derived
         self._trusted: dict[str, list] = {}  # host -> [permutations, lower-case paths?]
-        self._upper: dict[str, bool] = {}    # host -> has a validation URL with capitals in its path
+        # validation URLs with capitals in their path, per host (``count_url``)
+        self.upper = learner.store.table("kv-upper")
         for key, rec in self.table.items():
             if rec.get("used") is not None or kv_id(key) in learner._cands:
                 self._live.add(key)
@@ -210,7 +211,6 @@ class KVRules:
         being valid) re-derives the groups of the candidates on its hosts. True when some
         group was marked dirty."""
         L = self.learner
-        self._upper.clear()  # recomputed from the host's URLs at the next derivation
         hosts: set[str] = set()
         for key in sorted(self._live):
             r = self.table.get(key)
@@ -302,8 +302,10 @@ class KVRules:
         got = variant(list(c.parts), [perms[k] for k in sorted(perms)], lower, self.card_set)
         return None if got is None else Candidate(vid, got[0], got[1], c.freq, hosts)
 
+    def count_url(self, host: str, url: str, delta: int) -> None:
+        """A validation URL came or went: count it if its path has capitals."""
+        if has_upper_path(url):
+            self.upper[host] = self.upper.get(host, 0) + delta
+
     def _has_upper(self, host: str) -> bool:
-        got = self._upper.get(host)
-        if got is None:
-            got = self._upper[host] = has_upper_path(self.learner.host_urls.of(host))
-        return got
+        return self.upper.get(host, 0) > 0

@@ -471,6 +471,7 @@ class OnlineLearner(Learner):
 
     # ------------------------------------------------------------------ validation counts
     def _count_url(self, url: str, host: str, cid: str, delta: int, out: list[Rule]) -> None:
+        self.kv.count_url(host, url, delta)
         for rid in list(self._by_host.get(host, ())):
             if self._count_one(self._cands[rid], url, cid, delta):
                 self._evaluate(rid, out)
