@@ -103,7 +103,7 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
         return None
     ctx = ctx[1:-1]
     if fits:
-        g = re.compile(ctx).groups
+        g = pre_groups = re.compile(ctx).groups
         n = len(pairs)
         branches, krefs, vrefs = [], [[] for _ in range(n)], [[] for _ in range(n)]
         for keys, orders, bits in sorted(fits):
@@ -124,6 +124,10 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
             g += 2
         branches.append("\\&".join(own))
         ctx += "(?:" + "|".join(branches) + ")" + "".join(render([p], card_set)[0][1:-1] for p in tail)
+        # "$1" then a literal "0" reads as $10 once there are 10 groups (Java's rule):
+        # the prefix's references must read the same with the branches' groups added
+        if parse_transformation(out, pre_groups) != parse_transformation(out, g):
+            return None
         out += query_out(krefs, vrefs)
     context = "^" + ctx + "$"
     try:

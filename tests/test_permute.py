@@ -85,6 +85,16 @@ def test_variant_folds_the_order_into_an_aligned_rule():
     assert variant(parts, [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]], lower=False, card_set=5) is None  # 3 keys, 2 pairs
 
 
+def test_no_variant_whose_references_would_read_differently():
+    """"$1" then a literal "0a" is group 1 while the rule has 1 group, group 10 once the
+    branches make 13 (Java's reading, and ours): such a variant is not made."""
+    query = [("L", "?"), ("C", False), ("L", "="), ("C", False), ("L", "&"), ("C", False), ("L", "="),
+             ("C", False), ("L", "&"), ("C", False), ("L", "="), ("C", False)]
+    perm = [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]]
+    assert variant([("C", False), ("V", ("0a", "0b"), "0a")] + query, perm, lower=False, card_set=5) is None
+    assert variant([("C", False), ("V", ("xa", "xb"), "xa")] + query, perm, lower=False, card_set=5) is not None
+
+
 # ---------------------------------------------------------------- the learner
 def test_learner_merges_parameter_orders_of_unseen_pages():
     learner = learned(catalog_stream())
