@@ -42,6 +42,7 @@ class Candidate(msgspec.Struct, frozen=True):
     transformation: str
     freq: int
     hosts: tuple[str, ...]
+    parts: tuple = ()  # what it was rendered from (permute.py folds orders into these)
 
 
 def shape_id(shape: tuple) -> str:
@@ -276,14 +277,14 @@ class Group:
                 except AmbiguousRule:
                     context = None
                 rid = "r-%012x" % (mmh3.hash64(sid + "\x1d" + mk, signed=False)[0] >> 16)
-                hit = (rid, context, transformation if context else None, tuple(sorted(mem["hosts"])))
+                hit = (rid, context, transformation if context else None, tuple(sorted(mem["hosts"])), tuple(parts))
                 if cache is not None:
                     if len(cache) > 50_000:
                         cache.clear()
                     cache[key] = hit
-            rid, context, transformation, hosts = hit
+            rid, context, transformation, hosts, parts = hit
             if context is not None:
-                out.append(Candidate(rid, context, transformation, mem["n"], hosts))
+                out.append(Candidate(rid, context, transformation, mem["n"], hosts, parts))
         return out
 
     def _parts(self, vkeys: list[str]) -> list[tuple]:

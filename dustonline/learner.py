@@ -16,6 +16,9 @@ Per event, in order (DESIGN.md §3):
    site's cap are evicted and every count above is decremented: rules that stop holding
    are retired.
 
+Parameter order and letter case, which alignment cannot express, come in through the
+hooks of kvrules.py at steps 2, 3 and 6, as candidates of the same machinery.
+
 All state is in the store, so a worker that restarts from it continues exactly.
 """
 
@@ -34,6 +37,7 @@ from .config import Config
 from .events import FetchEvent
 from .generalize import Contribution, Group, contribution
 from .hosturls import HostURLs
+from .kvrules import PREFIX as KV_GROUP, KVRules
 from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
@@ -69,6 +73,7 @@ class ClusterRec(msgspec.Struct, array_like=True, gc=False):
     noise: bool = False
     contrib: Contribution | None = None
     digests: list[str] = []
+    kv: list | None = None        # its parameter-order and case evidence (kvrules.py)
 
 
 class _Cand:
@@ -146,6 +151,9 @@ class OnlineLearner(Learner):
         # its versions, so "newer version wins" holds for subscribers and for the
         # worker group's merge of partitions (rulemerge.py)
         self.versions = s.table("ver")
+        # and the next count epoch of dropped candidates: a rule learned again must not
+        # read the counts its old epoch left in the read cache (Table.drop_prefix)
+        self.epochs = s.table("epoch")
         self.clock: float = m.get("clock", 0.0)
         self.next_sweep: float | None = m.get("next_sweep")
         self.stats = msgspec.convert(m.get("stats", {}), Stats)
@@ -160,6 +168,7 @@ class OnlineLearner(Learner):
         for rid, rec in self.cands_t.items():
             self._cands[rid] = _Cand(rec)
         self._reindex()
+        self.kv = KVRules(self)
 
     # ------------------------------------------------------------------ API
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
@@ -202,10 +211,13 @@ class OnlineLearner(Learner):
                 if cl is not None and self._set_contribution(cid, cl):
                     self.clusters[cid] = cl
             self._dirty_clusters.clear()
-        if self._dirty_groups:
-            for sid in sorted(self._dirty_groups):
-                self._refresh_group(sid, out)
-            self._dirty_groups.clear()
+        for _ in range(2):  # a kv rule that became valid re-derives its hosts' groups (kvrules.py)
+            if self._dirty_groups:
+                for sid in sorted(self._dirty_groups):
+                    self._refresh_group(sid, out)
+                self._dirty_groups.clear()
+            if not self.kv.recheck():
+                break
 
     @property
     def derivation_pending(self) -> bool:
@@ -320,14 +332,16 @@ class OnlineLearner(Learner):
 
     def _set_contribution(self, cid: str, cl: ClusterRec) -> bool:
         """Recompute what the cluster teaches and move it between groups if it changed."""
-        new = None
+        new = urls = None
         if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
             parts = parts_of(_unpack(cl.rows), self.cfg.learning.max_noise)
             if parts is not None:
                 new = contribution(parts, cl.hosts, self.cfg.learning.generalize)
+            urls = [row.replace("\x00", "") for row in cl.rows]  # the sample, unaligned
+        kv = self.kv.cluster(cl, urls)
         old = cl.contrib
         if _same(old, new):
-            return False
+            return kv
         cl.contrib = new
         if old is not None:
             self._dirty_groups.add(self._group_apply(old, -1))
@@ -360,11 +374,14 @@ class OnlineLearner(Learner):
         return sid
 
     def _refresh_group(self, sid: str, out: list[Rule]) -> None:
+        if sid.startswith(KV_GROUP):
+            return self.kv.refresh(sid, out)
         stored = self.groups.get(sid)
         if stored is None:
             return
         g = Group(self._shape(sid, stored["shape"]), stored["st"])
         now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
+        now = self.kv.variants(now)
         for rid in stored["cands"]:
             if rid not in now:
                 self._drop_candidate(rid, out)
@@ -383,7 +400,7 @@ class OnlineLearner(Learner):
             rec = {
                 "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
                 "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
-                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": 0,
+                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": self.epochs.get(c.id, 0),
             }
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
@@ -440,6 +457,7 @@ class OnlineLearner(Learner):
         self.cands_t.pop(rid)
         if cand.rec["version"]:
             self.versions[rid] = cand.rec["version"]
+        self.epochs[rid] = cand.rec["epoch"]
         if was_active:
             self._recheck_redundant(cand.rec["hosts"], out)
 
@@ -452,6 +470,7 @@ class OnlineLearner(Learner):
 
     # ------------------------------------------------------------------ validation counts
     def _count_url(self, url: str, host: str, cid: str, delta: int, out: list[Rule]) -> None:
+        self.kv.count_url(host, url, delta)
         for rid in list(self._by_host.get(host, ())):
             if self._count_one(self._cands[rid], url, cid, delta):
                 self._evaluate(rid, out)
@@ -671,6 +690,7 @@ class OnlineLearner(Learner):
         if cl.n <= 0:
             if cl.contrib is not None:
                 self._dirty_groups.add(self._group_apply(cl.contrib, -1))
+            self.kv.cluster(cl, None)
             for d in cl.digests:
                 self.index.forget(cid, d)
             self.clusters.pop(cid)
