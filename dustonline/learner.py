@@ -14,7 +14,10 @@ Per event, in order (DESIGN.md §3):
 5. rules whose validity changed are activated (unless redundant) or retired;
 6. when event time has moved past the next sweep, URLs out of the window or over their
    site's cap are evicted and every count above is decremented: rules that stop holding
-   are retired.
+   are retired;
+7. with derivation, the active rules of hosts whose active rules changed are re-targeted:
+   a rule whose pages older rules key otherwise takes their key, so a page's URLs get
+   one key although crawlers apply one rule per URL (targets.py, adopt.py).
 
 Parameter order and letter case, which alignment cannot express, come in through the
 hooks of kvrules.py at steps 2, 3 and 6, as candidates of the same machinery.
@@ -25,6 +28,7 @@ All state is in the store, so a worker that restarts from it continues exactly.
 from __future__ import annotations
 
 import bisect
+import heapq
 from typing import Iterable
 
 import mmh3
@@ -33,6 +37,7 @@ import msgspec
 from .align import Consensus, add_url
 from .chunklog import ChunkLog
 from .clusters import ClusterIndex, url_key
+from .adopt import adopt
 from .config import Config
 from .events import FetchEvent
 from .generalize import Contribution, Group, contribution
@@ -41,10 +46,12 @@ from .kvrules import PREFIX as KV_GROUP, KVRules
 from .rulegen import parts_of
 from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
 from .store import Store
-from .urls import host_of, site_of_host
+from .targets import incumbent_keys, set_gain
+from .urls import host_of, light_normalize, site_of_host
 from .validation import fpr, refines
 
 CANDIDATE, REDUNDANT = "candidate", "redundant"
+TARGETED = "~t"  # id suffix of the re-targeted part of a rule (``_targeted_rule``)
 _WIDE = 16  # clusters per validation form kept as a flat list before it becomes a dict
 
 
@@ -77,28 +84,60 @@ class ClusterRec(msgspec.Struct, array_like=True, gc=False):
 
 
 class _Cand:
-    """A candidate rule in memory: its stored record plus the compiled matcher."""
+    """A candidate rule in memory: its stored record plus the compiled matcher (the rule
+    as learned, which its counts describe) and, once needed, its re-targeted form."""
 
-    __slots__ = ("rec", "compiled")
+    __slots__ = ("rec", "compiled", "_targeted")
 
     def __init__(self, rec: dict):
         self.rec = rec
-        self.compiled = CompiledRule(_as_rule(rec))
+        self.compiled = CompiledRule(_as_rule(rec, learned=True))
+        self._targeted = None
+
+    def on(self, host: str) -> CompiledRule:
+        """The rule as crawlers apply it on ``host``: as learned, or re-targeted there."""
+        t = self.rec.get("target")
+        if t is None or host not in t["hosts"]:
+            return self.compiled
+        if self._targeted is None:
+            self._targeted = CompiledRule(Rule(id=self.rec["id"], hosts=t["hosts"], context=t["context"],
+                                               transformation=t["transformation"]))
+        return self._targeted
 
 
-def _as_rule(rec: dict, published: bool = False) -> Rule:
-    """The rule of a candidate record: with its live counts, or (``published``) as last
-    published, which is what subscribers of the rules topic hold."""
+def _counts(rec: dict, published: bool) -> tuple:
     pub = rec.get("pub") if published else None
     if pub is not None:
-        support, rate, freq = pub
-    else:
-        support, rate, freq = rec["nsupp"], round(fpr(rec["nsupp"], rec["nci"]), 6), rec["freq"]
+        return tuple(pub)
+    return rec["nsupp"], round(fpr(rec["nsupp"], rec["nci"]), 6), rec["freq"]
+
+
+def _partial(rec: dict) -> bool:
+    """Is the rule re-targeted on some of its hosts only?"""
+    t = rec.get("target")
+    return t is not None and len(t["hosts"]) < len(rec["hosts"])
+
+
+def _as_rule(rec: dict, published: bool = False, learned: bool = False) -> Rule:
+    """The rule of a candidate record: with its live counts, or (``published``) as last
+    published, which is what subscribers of the rules topic hold. Unless ``learned``, a
+    re-targeted rule (``rec["target"]``, see ``_retarget``) has the re-targeted context and
+    transformation when that holds on all its hosts; when it holds on some, those hosts go
+    to ``_targeted_rule``. Support and fpr stay those of the learned rule: the re-targeted
+    one never keys together URLs the learned one keeps apart (adopt.py)."""
+    support, rate, freq = _counts(rec, published)
+    hosts, context, transformation = list(rec["hosts"]), rec["context"], rec["transformation"]
+    t = None if learned else rec.get("target")
+    if t is not None:
+        if _partial(rec):
+            hosts = [h for h in hosts if h not in t["hosts"]]
+        else:
+            context, transformation = t["context"], t["transformation"]
     return Rule(
         id=rec["id"],
-        hosts=list(rec["hosts"]),
-        context=rec["context"],
-        transformation=rec["transformation"],
+        hosts=hosts,
+        context=context,
+        transformation=transformation,
         support=support,
         fpr=rate,
         freq=freq,
@@ -106,6 +145,16 @@ def _as_rule(rec: dict, published: bool = False) -> Rule:
         status=ACTIVE if rec["status"] == ACTIVE else RETIRED,
         updated=rec["updated"],
     )
+
+
+def _targeted_rule(rec: dict, published: bool = False, status: str = ACTIVE) -> Rule:
+    """The re-targeted part of a rule that is re-targeted on some of its hosts only: a rule
+    of its own (id + TARGETED, versions in ``tver``), tried where the rule is."""
+    t = rec["target"]
+    support, rate, freq = _counts(rec, published)
+    return Rule(id=rec["id"] + TARGETED, hosts=list(t["hosts"]), context=t["context"],
+                transformation=t["transformation"], support=support, fpr=rate, freq=freq,
+                version=rec.get("tver", 0), status=status, updated=rec["updated"])
 
 
 class Learner:
@@ -164,9 +213,14 @@ class OnlineLearner(Learner):
         self._shapes: dict[str, tuple] = {}
         self._dirty_clusters: set[str] = set(m.get("dirty_clusters", ()))
         self._dirty_groups: set[str] = set(m.get("dirty_groups", ()))
+        # hosts whose active rules changed since the last re-targeting, each with the age
+        # (``_age``) of the oldest rule the change concerns: older rules take no target from it
+        self._dirty_targets: dict[str, tuple] = {h: (since, rid) for h, since, rid in m.get("dirty_targets", ())}
+        self._dirty_rules: set[str] = set(m.get("dirty_rules", ()))  # and rules whose own change it is
         self.refresh_every = L.refresh_every
         for rid, rec in self.cands_t.items():
             self._cands[rid] = _Cand(rec)
+        self._retargeted: set[str] = {rid for rid, c in self._cands.items() if c.rec.get("target")}
         self._reindex()
         self.kv = KVRules(self)
 
@@ -218,18 +272,25 @@ class OnlineLearner(Learner):
                 self._dirty_groups.clear()
             if not self.kv.recheck():
                 break
+        if self._dirty_targets or self._dirty_rules:  # targets of the rule set as now derived
+            self._retarget(out)
 
     @property
     def derivation_pending(self) -> bool:
         """Changes learned whose rules are not derived yet (``flush`` would derive them)."""
-        return bool(self._dirty_clusters or self._dirty_groups)
+        return bool(self._dirty_clusters or self._dirty_groups or self._dirty_targets or self._dirty_rules)
 
     def rules(self) -> list[Rule]:
         """The active rule set, ordered as crawlers apply it: each rule as last published
         (support, fpr and freq at its last change), so a file written from here and a
         rule set built from the published changes (the rules topic) are the same."""
-        return sorted((_as_rule(c.rec, published=True) for c in self._cands.values() if c.rec["status"] == ACTIVE),
-                      key=rule_order)
+        out = []
+        for c in self._cands.values():
+            if c.rec["status"] == ACTIVE:
+                out.append(_as_rule(c.rec, published=True))
+                if _partial(c.rec):
+                    out.append(_targeted_rule(c.rec, published=True))
+        return sorted(out, key=rule_order)
 
     def ruleset(self) -> RuleSet:
         return RuleSet(self.rules())
@@ -259,6 +320,8 @@ class OnlineLearner(Learner):
             "stats": msgspec.to_builtins(self.stats),
             "dirty_clusters": sorted(self._dirty_clusters),
             "dirty_groups": sorted(self._dirty_groups),
+            "dirty_targets": sorted([h, *age] for h, age in self._dirty_targets.items()),
+            "dirty_rules": sorted(self._dirty_rules),
             "logs": {"time": self.by_time.state(), "arrival": self.by_arrival.state()},
         }
         self.by_time.save()
@@ -401,6 +464,7 @@ class OnlineLearner(Learner):
                 "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
                 "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
                 "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": self.epochs.get(c.id, 0),
+                "tver": self.versions.get(c.id + TARGETED, 0),
             }
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
@@ -410,6 +474,7 @@ class OnlineLearner(Learner):
         rec["freq"] = c.freq
         if rec["context"] != c.context or rec["transformation"] != c.transformation:
             # the rule itself changed: its counts no longer describe it
+            self._set_target(rec, None, out)
             self._reset_counts(rec)
             rec.update(context=c.context, transformation=c.transformation, hosts=list(c.hosts))
             self._install(rec)
@@ -418,11 +483,15 @@ class OnlineLearner(Learner):
         elif set(c.hosts) != set(rec["hosts"]):
             added = sorted(set(c.hosts) - set(rec["hosts"]))
             removed = sorted(set(rec["hosts"]) - set(c.hosts))
+            t = rec.get("target")
+            if t is not None and removed:  # the target holds where it did; new hosts: see _publish
+                kept = [h for h in t["hosts"] if h not in removed]
+                self._set_target(rec, {**t, "hosts": kept} if kept else None, out, hosts=list(c.hosts))
             self._backfill(c.id, removed, -1)  # while the rule still applies to them
             rec["hosts"] = list(c.hosts)
             self._install(rec)
             self._backfill(c.id, added)
-            self._evaluate(c.id, out, changed=True)
+            self._evaluate(c.id, out, changed=True, moved=added)
         else:
             self.cands_t[c.id] = rec
 
@@ -458,6 +527,8 @@ class OnlineLearner(Learner):
         if cand.rec["version"]:
             self.versions[rid] = cand.rec["version"]
         self.epochs[rid] = cand.rec["epoch"]
+        if cand.rec.get("tver"):
+            self.versions[rid + TARGETED] = cand.rec["tver"]
         if was_active:
             self._recheck_redundant(cand.rec["hosts"], out)
 
@@ -553,7 +624,7 @@ class OnlineLearner(Learner):
         nsupp = rec["nsupp"]
         return rec["freq"] >= self.min_freq and nsupp >= self.min_supp and fpr(nsupp, rec["nci"]) <= self.fpr_max + 1e-12
 
-    def _evaluate(self, rid: str, out: list[Rule], changed: bool = False) -> None:
+    def _evaluate(self, rid: str, out: list[Rule], changed: bool = False, moved: list[str] | None = None) -> None:
         rec = self._cands[rid].rec
         valid = self._valid(rec)
         status = rec["status"]
@@ -568,17 +639,60 @@ class OnlineLearner(Learner):
         elif status == REDUNDANT and not valid:
             rec["status"] = CANDIDATE
         elif status == ACTIVE and changed:
-            self._publish(rec, ACTIVE, out)
+            self._publish(rec, ACTIVE, out, moved=moved)
         self.cands_t[rid] = rec
 
-    def _publish(self, rec: dict, status: str, out: list[Rule]) -> None:
+    def _publish(self, rec: dict, status: str, out: list[Rule], retarget: bool = True,
+                 moved: list[str] | None = None) -> None:
+        """Publish a change of the rule; unless it is a re-targeting itself, the rule and
+        the younger active rules of its hosts, and rules re-targeted to it, are re-targeted
+        next flush. When only its hosts changed, only the hosts it ``moved`` to are (where
+        it left, only the rules that took its target are)."""
+        if status == ACTIVE and rec["status"] != ACTIVE:
+            rec["since"] = self.stats.events  # incumbency, for re-targeting
+        if retarget:
+            rid = rec["id"]
+            if moved is None:
+                self._dirty_rules.add(rid)
+            self._dirty(rec["hosts"] if moved is None else moved, (rec.get("since", 0), rid))
+            for other in self._retargeted:
+                dep = self._cands.get(other)
+                if dep is not None and rid in dep.rec["target"]["by"]:
+                    self._dirty(dep.rec["hosts"], self._age(other))
+        if status != ACTIVE:
+            self._set_target(rec, None, out)
         rec["status"] = status
         rec["version"] += 1
         rec["updated"] = self.clock
-        r = _as_rule(rec)
+        # a re-targeting keeps the published counts: they order the rules, and a new
+        # target is no new evidence
+        r = _as_rule(rec, published=not retarget)
         rec["pub"] = [r.support, r.fpr, r.freq]
         self.cands_t[rec["id"]] = rec
         out.append(r)
+        if status == ACTIVE and _partial(rec):
+            rec["tver"] = rec.get("tver", 0) + 1
+            out.append(_targeted_rule(rec, published=True))
+
+    def _set_target(self, rec: dict, target: dict | None, out: list[Rule], hosts: list[str] | None = None) -> None:
+        """Set or clear the rule's re-targeted form (for its ``hosts`` to come, if they
+        change); a re-targeted part that goes away is published retired (the rule itself
+        is published by the caller)."""
+        rid = rec["id"]
+        hosts = rec["hosts"] if hosts is None else hosts
+        if _partial(rec) and (target is None or len(target["hosts"]) == len(hosts)):
+            rec["tver"] = rec.get("tver", 0) + 1
+            rec["updated"] = self.clock
+            out.append(_targeted_rule(rec, status=RETIRED))
+        if target is None:
+            rec.pop("target", None)
+            self._retargeted.discard(rid)
+        else:
+            rec["target"] = target
+            self._retargeted.add(rid)
+        cand = self._cands.get(rid)
+        if cand is not None:
+            cand._targeted = None
 
     # ------------------------------------------------------------------ redundancy (Alg. 6)
     def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
@@ -615,6 +729,109 @@ class OnlineLearner(Learner):
             rec = self._cands[rid].rec
             if rec["status"] == REDUNDANT and self._valid(rec) and not self._redundant(rid, out):
                 self._publish(rec, ACTIVE, out)
+
+    # ------------------------------------------------------------------ targets
+    def _active(self, host: str) -> list[tuple[str, CompiledRule]]:
+        """The host's active rules as crawlers apply them there, in the order they try them."""
+        cands = [self._cands[rid] for rid in self._by_host.get(host, ()) if self._cands[rid].rec["status"] == ACTIVE]
+        cands.sort(key=lambda c: (-c.rec["pub"][0], c.rec["id"]))
+        return [(c.rec["id"], c.on(host)) for c in cands]
+
+    def _age(self, rid: str) -> tuple:
+        """Incumbency: rules active longer come first (ties by id)."""
+        return (self._cands[rid].rec.get("since", 0), rid)
+
+    def _dirty(self, hosts, age: tuple) -> None:
+        """Rules of ``hosts`` as old as ``age`` or younger are to be re-targeted."""
+        d = self._dirty_targets
+        for h in hosts:
+            if h not in d or age < d[h]:
+                d[h] = age
+
+    def _retarget(self, out: list[Rule]) -> None:
+        """Re-target the rules a change of the active rules concerns, oldest first: each
+        takes the keys older rules give its pages (``_adoption``) or keeps its own, and
+        is published again when that changes. Older rules never take a younger one's
+        target, so keys a crawler already holds stay, and no two rules chase each other."""
+        dirty, self._dirty_targets = self._dirty_targets, {}
+        ids = {rid for h, age in dirty.items() for rid in self._by_host.get(h, ()) if self._age(rid) >= age}
+        ids.update(rid for rid in self._dirty_rules if rid in self._cands)
+        self._dirty_rules = set()
+        queue = [self._age(rid) for rid in ids]
+        heapq.heapify(queue)
+        applied: dict[str, list] = {}
+
+        def applied_on(h: str) -> list:
+            r = applied.get(h)
+            if r is None:
+                r = applied[h] = self._active(h)
+            return r
+
+        while queue:
+            age = heapq.heappop(queue)
+            rid = age[1]
+            rec = self._cands[rid].rec
+            if rec["status"] != ACTIVE or (queue and queue[0] == age):
+                continue
+            target = self._adoption(self._cands[rid], applied_on)
+            if target != rec.get("target"):
+                for h in set(rec["hosts"]):
+                    applied.pop(h, None)
+                self._set_target(rec, target, out)
+                self._publish(rec, ACTIVE, out, retarget=False)
+                # its keys changed: the younger rules of its hosts, and those that took
+                # its target, are re-targeted in this pass (after it: they are younger)
+                later = {o for h in rec["hosts"] for o in self._by_host.get(h, ()) if self._age(o) > age}
+                later.update(o for o in self._retargeted if rid in self._cands[o].rec["target"]["by"])
+                for o in later:
+                    heapq.heappush(queue, self._age(o))
+
+    def _adoption(self, cand: _Cand, applied_on) -> dict | None:
+        """The rule re-targeted to the keys older active rules give the dup-clusters of
+        the validation URLs it decides (targets.py): {context, transformation, by: [that
+        rule], hosts: where the URLs show it}; None when it keeps its own target."""
+        rid, r = cand.rec["id"], cand.compiled
+        age = self._age(rid)
+
+        def learned_on(h: str) -> list:
+            return [(i, r if i == rid else cr) for i, cr in applied_on(h)]
+
+        # a page's URLs are on hosts of one site, and a rule's hosts are those of the
+        # clusters it was learned from (both sides of a www or domain alias): only sites
+        # where an older rule is active can give it a target
+        sites = {site_of_host(h) for h in cand.rec["hosts"] if any(self._age(i) < age for i, _cr in applied_on(h))}
+        universe = sorted(h for h in cand.rec["hosts"] if site_of_host(h) in sites)
+        mine, held = incumbent_keys(rid, universe, learned_on, self.host_urls.of, lambda i: self._age(i) < age)
+        examples: dict[str, list] = {}
+        agree = True
+        for url, cid in mine:
+            keys = held.get(cid)
+            if keys:
+                key = min(keys)  # (a cluster older rules split already: one of their keys)
+                by, other = keys[key]
+                examples.setdefault(by, []).append((url, other))
+                if agree:
+                    out_ = r.apply(url)
+                    agree = out_ == key or light_normalize(out_) == key
+        if not examples or agree:
+            return None
+        by = min(examples, key=lambda b: (-len(examples[b]), b))
+        s = self._cands[by]
+        made = adopt(r, [(url, s.on(host_of(other)), other) for url, other in examples[by]])
+        if made is None:
+            return None
+        # one rule id has one context: hosts without examples keep the learned rule
+        where = sorted({host_of(url) for url, _o in examples[by]})
+        target = {"context": made[0], "transformation": made[1], "by": [by], "hosts": where}
+        if target == cand.rec.get("target"):
+            return target  # validated as a set when adopted; the rule's own counts go on
+        adopted = CompiledRule(Rule(id=rid, hosts=where, context=made[0], transformation=made[1]))
+
+        def adopted_on(h: str) -> list:
+            return [(i, adopted if i == rid else cr) for i, cr in learned_on(h)] if h in where else learned_on(h)
+
+        check = ((url, cid) for h in universe for url, cid in self.host_urls.of(h).items())
+        return target if set_gain(check, learned_on, adopted_on) > 0 else None
 
     # ------------------------------------------------------------------ rolling window
     def _bucket(self, ts: float) -> int:

@@ -8,6 +8,9 @@ import pytest
 from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
 from dustonline.events import EMPTY_DIGEST
+from dustonline.rules import RuleSet
+
+from streams import story_pages
 
 DAY = 86400.0
 
@@ -269,4 +272,73 @@ def test_recovery_through_window_evictions_equals_an_uninterrupted_run(tmp_path,
     assert whole.summary()["evicted_urls"] > 100  # both kinds of eviction happened
     assert second.summary() == whole.summary()
     assert [(r.id, r.version, r.status) for r in got] == [(r.id, r.version, r.status) for r in changes]
+    second.store.close()
+
+
+TCFG = {"learning": {"min_freq": 5, "min_supp": 5, "refresh_every": 10}}  # rules derived along the way
+
+
+def targets_stream(host="www.s.com", t0=1.7e9):
+    """First pages fetched with their print version (a rule keys both as the main URL),
+    then pages fetched with the print version of their alias path: a second valid rule,
+    with more support, keys that one and the main URL as ``story=N&page=1``."""
+    return list(story_pages(host, 1000, 40, ["AC"], t0)) + list(story_pages(host, 2000, 80, ["AD"], t0 + 5000))
+
+
+def test_rules_with_different_targets_give_a_page_one_key():
+    """Each rule alone is valid, but a crawler applies one rule per URL: unless the younger
+    rule takes the older one's target, a page's main URL and its print URL get two keys."""
+    learner, changes = run(targets_stream(), TCFG)
+    rs = RuleSet()
+    for c in changes:
+        rs.upsert(c)
+    assert [(r.id, r.version, r.context, r.transformation) for r in rs.rules()] == [
+        (r.id, r.version, r.context, r.transformation) for r in learner.rules()]
+    assert len(rs) == 2
+    for n in (7, 99999):
+        main, alias = f"http://www.s.com/story?id={n}&page=1", f"http://www.s.com/story_{n}.html"
+        keys = {rs.canonicalize(u) for u in (main, main + "&print=1", alias + "?print=1")}
+        assert keys == {main}  # the target the pages had first
+    assert rs.canonicalize("http://www.s.com/story?id=7&page=1") != rs.canonicalize("http://www.s.com/story?id=8&page=1")
+    assert rs.canonicalize("http://www.s.com/story?id=7&page=2") != rs.canonicalize("http://www.s.com/story?id=7&page=1")
+
+
+def test_a_rule_is_retargeted_only_on_the_hosts_that_show_it():
+    """The younger rule also holds on a host without the older one: it keeps its own target
+    there, and the adopted target goes out as a rule of its own for the other host."""
+    events = sorted(targets_stream() + list(story_pages("www.t.com", 5000, 80, ["AD"], 1.7e9 + 5001)),
+                    key=lambda e: e.ts)
+    learner, changes = run(events, TCFG)
+    rs = RuleSet()
+    for c in changes:
+        rs.upsert(c)
+    assert sorted(r.id for r in rs.rules()) == sorted(r.id for r in learner.rules())
+    derived = [r for r in learner.rules() if r.id.endswith("~t")]
+    assert len(derived) == 1 and derived[0].hosts == ["www.s.com"]
+    base = next(r for r in learner.rules() if r.id + "~t" == derived[0].id)
+    assert base.hosts == ["www.t.com"]
+    for host in ("www.s.com", "www.t.com"):
+        main = f"http://{host}/story?id=99999&page=1"
+        assert rs.canonicalize(main) == rs.canonicalize(f"http://{host}/story_99999.html?print=1")
+    assert rs.canonicalize("http://www.s.com/story?id=99999&page=1&print=1") == "http://www.s.com/story?id=99999&page=1"
+
+
+@pytest.mark.parametrize("cut", [127, 200])
+def test_recovery_through_retargeting_equals_an_uninterrupted_run(tmp_path, cut):
+    """Incumbency, targets and pending re-targeting (127: after the younger rule's
+    activation, before the flush that re-targets it) are stored state."""
+    events = targets_stream()
+    whole, changes = run(events, TCFG)
+    assert [r.version for r in changes if r.id == changes[-1].id] == [1, 2]  # re-targeted once
+    path = tmp_path / "state"
+    first = OnlineLearner(config_from_dict(TCFG), rocks_store(path, cache_entries=64))
+    got = []
+    for ev in events[:cut]:
+        got += first.learn_one(ev)
+    first.checkpoint()
+    first.store.close()
+    second = OnlineLearner(config_from_dict(TCFG), rocks_store(path, cache_entries=64))
+    got += second.learn_many(events[cut:])
+    assert [(r.id, r.version, r.status, r.context, r.transformation) for r in got] == [
+        (r.id, r.version, r.status, r.context, r.transformation) for r in changes]
     second.store.close()
