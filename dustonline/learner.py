@@ -299,7 +299,9 @@ class OnlineLearner(Learner):
         return [dict(c.rec) for c in sorted(self._cands.values(), key=lambda c: c.rec["id"])]
 
     def summary(self) -> dict:
-        active = sum(1 for c in self._cands.values() if c.rec["status"] == ACTIVE)
+        """Counters and sizes; ``active_rules`` counts the rules as published (a
+        re-targeted part, ``<id>~t``, is a rule of its own), as ``rules()`` does."""
+        active = sum(1 + bool(_partial(c.rec)) for c in self._cands.values() if c.rec["status"] == ACTIVE)
         return {
             **msgspec.to_builtins(self.stats),
             "clusters": self.stats.new_clusters - self.stats.evicted_clusters,
