@@ -48,6 +48,19 @@ def run(events, cfg=CFG, store=None):
     return learner, changes
 
 
+
+def stop_and_resume(events, cfg: dict, cut: int, path):
+    """Learn ``events[:cut]``, checkpoint and close; a new learner on the same RocksDB
+    learns the rest. Returns it and every rule change of both."""
+    first = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
+    got = []
+    for ev in events[:cut]:
+        got += first.learn_one(ev)
+    first.checkpoint()
+    first.store.close()
+    second = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
+    return second, got + second.learn_many(events[cut:])
+
 def test_learns_rules_that_merge_duplicates_of_unseen_pages():
     learner, changes = run(site_stream())
     rs = learner.ruleset()
@@ -260,15 +273,7 @@ def test_recovery_through_window_evictions_equals_an_uninterrupted_run(tmp_path,
     events = site_stream(pages=150, step=30) + site_stream("t.org", pages=150, step=30, seed=3)
     events.sort(key=lambda e: e.ts)
     whole, changes = run(events, cfg)
-    path = tmp_path / "state"
-    first = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
-    got = []
-    for ev in events[:cut]:
-        got += first.learn_one(ev)
-    first.checkpoint()
-    first.store.close()
-    second = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
-    got += second.learn_many(events[cut:])
+    second, got = stop_and_resume(events, cfg, cut, tmp_path / "state")
     assert whole.summary()["evicted_urls"] > 100  # both kinds of eviction happened
     assert second.summary() == whole.summary()
     assert [(r.id, r.version, r.status) for r in got] == [(r.id, r.version, r.status) for r in changes]
@@ -330,15 +335,7 @@ def test_recovery_through_retargeting_equals_an_uninterrupted_run(tmp_path, cut)
     events = targets_stream()
     whole, changes = run(events, TCFG)
     assert [r.version for r in changes if r.id == changes[-1].id] == [1, 2]  # re-targeted once
-    path = tmp_path / "state"
-    first = OnlineLearner(config_from_dict(TCFG), rocks_store(path, cache_entries=64))
-    got = []
-    for ev in events[:cut]:
-        got += first.learn_one(ev)
-    first.checkpoint()
-    first.store.close()
-    second = OnlineLearner(config_from_dict(TCFG), rocks_store(path, cache_entries=64))
-    got += second.learn_many(events[cut:])
+    second, got = stop_and_resume(events, TCFG, cut, tmp_path / "state")
     assert [(r.id, r.version, r.status, r.context, r.transformation) for r in got] == [
         (r.id, r.version, r.status, r.context, r.transformation) for r in changes]
     second.store.close()
