@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 
 from .generalize import escape
-from .rules import CompiledRule, Rule, RuleError, _CONVERSIONS, parse_transformation
+from .rules import CompiledRule, Rule, RuleError, CONVERSIONS, parse_transformation
 
 
 @functools.lru_cache(maxsize=4096)
@@ -135,7 +135,7 @@ def adopt(r: CompiledRule, examples) -> tuple[str, str] | None:
             text = ms.group(value) or ""
             if texts[k] != text:
                 texts[k] = None
-            f = _CONVERSIONS[conv] if conv else str
+            f = CONVERSIONS[conv] if conv else str
             refs[k] = {i for i in refs[k] if groups[i - 1] and f(groups[i - 1]) == f(text)}
             if not refs[k] and texts[k] is None:
                 return None  # neither a group of r nor a constant
@@ -149,7 +149,7 @@ def adopt(r: CompiledRule, examples) -> tuple[str, str] | None:
         elif refs[k]:
             items.append(("G", min(refs[k]), conv))
         elif texts[k] is not None:
-            items.append(("L", _CONVERSIONS[conv](texts[k]) if conv else texts[k], None))
+            items.append(("L", CONVERSIONS[conv](texts[k]) if conv else texts[k], None))
         else:
             return None
     shape = _merge_literals(items)

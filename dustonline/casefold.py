@@ -15,15 +15,10 @@ from __future__ import annotations
 import re
 
 from .rulegen import render
-
-_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+from .rules import ascii_lower
 
 #: The case rule: scheme and host kept, path lowered, query kept.
 CASE_RULE = ("^([^/?#]*//[^/?#]*)(/[^?#]*)((?:\\?[^#]*)?)$", "$1${2:lower}$3")
-
-
-def ascii_lower(text: str) -> str:
-    return text.translate(_LOWER)
 
 
 _PATH = re.compile(r"[^/?#]*//[^/?#]*(/[^?#]*)")

@@ -69,10 +69,10 @@ get a slower pick of their own; plain rules keep the itemgetter path unchanged."
             raise RuleError(f"rule {rule.id}: {e}") from None
         self._fmt = "".join("%s" if not isinstance(p, str) else p.replace("%", "%%") for p in parts)
         refs = [p - 1 for p in parts if isinstance(p, int)]
-        convs = [(p[0] - 1, _CONVERSIONS[p[1]]) for p in parts if isinstance(p, tuple)]
+        convs = [(p[0] - 1, CONVERSIONS[p[1]]) for p in parts if isinstance(p, tuple)]
         if convs:
             # value conversions (${N:lower}): a slower pick, only for the rules that use them
-            picks = [(p - 1, None) if isinstance(p, int) else (p[0] - 1, _CONVERSIONS[p[1]])
+            picks = [(p - 1, None) if isinstance(p, int) else (p[0] - 1, CONVERSIONS[p[1]])
                      for p in parts if not isinstance(p, str)]
             self._pick = lambda g: tuple(g[i] if f is None else f(g[i]) for i, f in picks)
         elif not refs:
@@ -97,8 +97,14 @@ get a slower pick of their own; plain rules keep the itemgetter path unchanged."
 #: map non-ASCII letters, and differently, e.g. U+0130).
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_CONVERSIONS = {
-    "lower": lambda s: s.translate(_ASCII_LOWER),
+
+
+def ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
+CONVERSIONS = {
+    "lower": ascii_lower,
     "upper": lambda s: s.translate(_ASCII_UPPER),
 }
 
@@ -107,7 +113,7 @@ def parse_transformation(t: str, ngroups: int) -> list[str | int | tuple[int, st
     """Literals, group numbers and (group, conversion) pairs. ``$$`` is a literal ``$``;
     ``$N`` takes the longest run of digits that is a valid group number, as Java's Matcher
     does ("$320" with 4 groups is group 3 then "20"), so a Java crawler reads a
-    transformation exactly as we do. ``${N:conv}`` (conv one of ``_CONVERSIONS``) is group
+    transformation exactly as we do. ``${N:conv}`` (conv one of ``CONVERSIONS``) is group
     N, all digits up to the colon, after the conversion; any other ``${`` is an error, so
     no transformation valid before conversions existed changes meaning."""
     parts: list[str | int | tuple[int, str]] = []
@@ -132,9 +138,9 @@ def parse_transformation(t: str, ngroups: int) -> list[str | int | tuple[int, st
             num, sep, conv = body.partition(":")
             if not (num.isascii() and num.isdigit()) or not sep:
                 raise ValueError(f"'${{{body}}}' at {i} is not ${{N:conversion}}")
-            if conv not in _CONVERSIONS:
+            if conv not in CONVERSIONS:
                 raise ValueError(f"'${{{body}}}' at {i}: unknown conversion {conv!r}, "
-                                 f"choose from {', '.join(sorted(_CONVERSIONS))}")
+                                 f"choose from {', '.join(sorted(CONVERSIONS))}")
             g = int(num)
             if not 1 <= g <= ngroups:
                 raise ValueError(f"transformation refers to ${g}, context has {ngroups} groups")

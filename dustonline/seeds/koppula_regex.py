@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import re
 
+from ..rules import CONVERSIONS as CONVERT
 from ..rules import parse_transformation
 from .koppula_tree import ABSENT, STAR
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-CONVERT = {"lower": lambda s: s.translate(_ASCII_LOWER), "upper": lambda s: s.translate(_ASCII_UPPER)}
 
 _ANY = {"scheme": "[A-Za-z][A-Za-z0-9+.\\-]*", "host": "[^/?#]+", "path": "[^/?#]*", "query": "[^&#]*"}
 
