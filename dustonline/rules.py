@@ -173,6 +173,23 @@ def rule_order(rule: Rule) -> tuple:
     return (-rule.support, rule.id)
 
 
+
+def decide(url: str, rules) -> tuple["CompiledRule | None", str]:
+    """The first of ``rules`` (in the order crawlers try them) that rewrites ``url``, and
+    the key. Rules are tried on the URL as given (as they were learned), then on its light
+    normalization: a key is itself normalized, so this keeps keys fixed points."""
+    for cr in rules:
+        out = cr.apply(url)
+        if out is not None:
+            return cr, light_normalize(out)
+    norm = light_normalize(url)
+    if norm != url and rules:
+        for cr in rules:
+            out = cr.apply(norm)
+            if out is not None:
+                return cr, light_normalize(out)
+    return None, norm
+
 class RuleSet:
     """Active rules indexed by host, so a URL is tried only against its host's rules."""
 
@@ -235,22 +252,10 @@ class RuleSet:
         return self.explain(url)[1]
 
     def explain(self, url: str) -> tuple[Rule | None, str]:
-        """The rule that decides ``url`` (None: only light normalization) and the key.
-
-        Rules are tried on the URL as given (as they were learned), then on its light
-        normalization: a key is itself normalized, so this keeps keys fixed points."""
-        rules = self._by_host.get(host_of(url), ())
-        for cr in rules:
-            out = cr.apply(url)
-            if out is not None:
-                return cr.rule, light_normalize(out)
-        norm = light_normalize(url)
-        if norm != url and rules:
-            for cr in rules:
-                out = cr.apply(norm)
-                if out is not None:
-                    return cr.rule, light_normalize(out)
-        return None, norm
+        """The rule that decides ``url`` (None: only light normalization) and the key
+        (``decide`` over the rules of its host)."""
+        cr, key = decide(url, self._by_host.get(host_of(url), ()))
+        return (None if cr is None else cr.rule), key
 
     def applicable(self, url: str) -> list[Rule]:
         return [cr.rule for cr in self._by_host.get(host_of(url), ()) if cr.apply(url) is not None]

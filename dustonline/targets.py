@@ -22,26 +22,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Iterable
 
-from .rules import CompiledRule
+from .rules import CompiledRule, decide
 from .urls import host_of, light_normalize
 from .validation import pairs
 
 Rules = list[tuple[str, CompiledRule]]
-
-
-def explain(url: str, rules: Rules) -> tuple[str | None, str]:
-    """(id of the rule that decides ``url``, its key): RuleSet.explain over ``rules``."""
-    for rid, cr in rules:
-        out = cr.apply(url)
-        if out is not None:
-            return rid, light_normalize(out)
-    norm = light_normalize(url)
-    if norm != url:
-        for rid, cr in rules:
-            out = cr.apply(norm)
-            if out is not None:
-                return rid, light_normalize(out)
-    return None, norm
 
 
 def incumbent_keys(rid: str, hosts: Iterable[str], rules_on: Callable[[str], Rules],
@@ -98,10 +83,14 @@ def set_gain(urls: Iterable[tuple[str, str]], old: Callable[[str], Rules], new: 
     old_pure: Counter = Counter()
     new_blocks: Counter = Counter()
     new_pure: Counter = Counter()
+    on_host: dict[str, tuple[list, list]] = {}  # each host's two rule lists, built once
     for url, cid in urls:
         h = host_of(url)
-        k_old = explain(url, old(h))[1]
-        k_new = explain(url, new(h))[1]
+        both = on_host.get(h)
+        if both is None:
+            both = on_host[h] = ([cr for _i, cr in old(h)], [cr for _i, cr in new(h)])
+        k_old = decide(url, both[0])[1]
+        k_new = decide(url, both[1])[1]
         if moved.setdefault(k_old, k_new) != k_new:
             return -1
         old_blocks[k_old] += 1
