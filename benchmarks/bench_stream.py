@@ -42,7 +42,7 @@ from dustonline.generate import GenConfig, generate  # noqa: E402
 from dustonline.learner import OnlineLearner  # noqa: E402
 from dustonline.rules import ACTIVE  # noqa: E402
 from stream.admin import ensure_topics  # noqa: E402
-from stream.replay import _Packer, replay  # noqa: E402
+from stream.replay import Packer, replay  # noqa: E402
 from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
 
 
@@ -210,7 +210,7 @@ def latency(args, host: str, tmp: Path) -> None:
         # interval into one JSON-lines message (replay --batch's format); an event's
         # latency still starts when it is handed over, so the wait in the pack counts
         every = args.latency_batch_ms / 1000
-        packer = _Packer(prod, cfg.kafka.pages_topic, 1 << 30) if every > 0 else None
+        packer = Packer(prod, cfg.kafka.pages_topic, 1 << 30) if every > 0 else None
         sent = [0.0] * len(events)
         t0 = last_pack = time.perf_counter()
         for i, ev in enumerate(events):

@@ -35,7 +35,7 @@ def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: f
 
         ensure_topics(cfg)
     prod = producer if producer is not None else clients.producer(cfg)
-    packer = _Packer(prod, topic, batch) if batch > 1 else None
+    packer = Packer(prod, topic, batch) if batch > 1 else None
     dlq = DeadLetter(dead_letter)
     sent = 0
     t0 = time.perf_counter()
@@ -70,7 +70,7 @@ def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: f
             "seconds": secs, "topic": topic, "messages": packer.messages if packer else sent}
 
 
-class _Packer:
+class Packer:
     """Per-partition buffers of consecutive events, sent as one JSON-lines message each."""
 
     def __init__(self, prod, topic: str, size: int):
