@@ -73,6 +73,11 @@ class Kafka(_Section):
     # consumer fetches again only once a fetch is used up: at Faust's 1 MiB, a worker
     # learning 100-event messages waited for input half the time (bench_stream.py)
     max_partition_fetch_bytes: int = 8 << 20
+    # how long the broker may hold a fetch that finds no new records (fetch.max.wait.ms).
+    # A partition with records still buffered is left out of the next fetch, so new
+    # events on it wait for that fetch to return: at Faust's fixed 1500 ms, events sent
+    # one per message waited ~1 s before learning (bench_stream.py)
+    fetch_max_wait_ms: int = 50
     idle_flush_seconds: float = 1.0       # a partition idle this long derives its pending rules and checkpoints
     data_dir: str = "dustonline-worker-data"  # local RocksDB of the worker's Faust tables
     web_port: int = 6066                  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
@@ -132,6 +137,8 @@ class Config(_Section):
         _positive(problems, "kafka.replication_factor", K.replication_factor, low=1)
         _positive(problems, "kafka.checkpoint_every", K.checkpoint_every, low=1)
         _positive(problems, "kafka.max_partition_fetch_bytes", K.max_partition_fetch_bytes, low=1 << 16)
+        if not 1 <= K.fetch_max_wait_ms <= 10_000:
+            problems.append(f"kafka.fetch_max_wait_ms must be 1-10000 (milliseconds), got {K.fetch_max_wait_ms}")
         if K.idle_flush_seconds <= 0:
             problems.append(f"kafka.idle_flush_seconds must be > 0, got {K.idle_flush_seconds}")
         if K.processing_guarantee != "at_least_once":

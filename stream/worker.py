@@ -172,6 +172,7 @@ class Worker:
         return self._producer
 
     async def _on_assigned(self, app, assigned, **kw) -> None:
+        _fetcher(self.app)._fetch_max_wait_ms = self.K.fetch_max_wait_ms
         self.assigned |= {tp.partition for tp in assigned if tp.topic == self.K.pages_topic}
         self.metrics.partitions.set(len(self.assigned))
         log.info("pages partitions assigned here: %s", sorted(self.assigned))
@@ -368,6 +369,7 @@ class Worker:
         """The learners of this worker's partitions: events learned, offsets, counts."""
         return {
             "assigned": sorted(self.assigned),
+            "fetch_max_wait_ms": getattr(_fetcher(self.app), "_fetch_max_wait_ms", None),
             "partitions": {str(p): {"applied_offset": ps.applied, "last_offset": ps.last_offset,
                                     "pending": len(ps.pending), "since_flush": ps.since_flush,
                                     **ps.learner.summary()}
@@ -476,6 +478,17 @@ def _crash_only(agent):
             os._exit(70)
 
     return run
+
+
+def _fetcher(app):
+    """aiokafka's fetcher under Faust's worker consumer (faust-streaming <0.16), or None
+    before the consumer exists. Faust fixes its fetch wait at 1500 ms, and aiokafka leaves
+    a partition that still has buffered records out of the next fetch: events arriving on
+    it meanwhile wait for that fetch, which the broker holds this long when the other
+    partitions are quiet. The wait is read per fetch request, so setting it applies at once."""
+    thread = getattr(app.consumer, "_thread", None)
+    consumer = getattr(thread, "_consumer", None)
+    return getattr(consumer, "_fetcher", None)
 
 
 def _is_flush(headers) -> bool:

@@ -148,8 +148,11 @@ def test_service_agrees_with_embedded_learn(kafka_broker, stream_data, tmp_path,
     merged = sum(1 for u in held_out if want.canonicalize(u) != u)
     assert merged > 100  # the rules do something on pages never seen
     # the service's own view of its state and its metrics
-    st = w.state()["partitions"]["0"]
+    state = w.state()
+    st = state["partitions"]["0"]
     assert st["events"] == len(events) and st["urls"] == ref.summary()["urls"]
+    # the consumer waits as configured, not Faust's 1500 ms (which held events ~1 s)
+    assert state["fetch_max_wait_ms"] == load_config(cfg).kafka.fetch_max_wait_ms != 1500
     text = w.get("/metrics")
     for name in ("dustonline_events_total", "dustonline_lag_events", "dustonline_active_rules",
                  "dustonline_rule_changes_total", "dustonline_clusters", "dustonline_checkpoint_seconds"):
