@@ -172,7 +172,11 @@ class Worker:
         return self._producer
 
     async def _on_assigned(self, app, assigned, **kw) -> None:
-        _fetcher(self.app)._fetch_max_wait_ms = self.K.fetch_max_wait_ms
+        fetcher = _fetcher(self.app)
+        if fetcher is not None:
+            fetcher._fetch_max_wait_ms = self.K.fetch_max_wait_ms
+        else:  # another Faust: events may wait up to its own fetch wait
+            log.warning("kafka.fetch_max_wait_ms not applied: no aiokafka fetcher under this Faust's consumer")
         self.assigned |= {tp.partition for tp in assigned if tp.topic == self.K.pages_topic}
         self.metrics.partitions.set(len(self.assigned))
         log.info("pages partitions assigned here: %s", sorted(self.assigned))
