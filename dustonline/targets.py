@@ -88,9 +88,10 @@ def set_gain(urls: Iterable[tuple[str, str]], old: Callable[[str], Rules], new: 
         h = host_of(url)
         both = on_host.get(h)
         if both is None:
-            both = on_host[h] = ([cr for _i, cr in old(h)], [cr for _i, cr in new(h)])
+            o, n = [cr for _i, cr in old(h)], [cr for _i, cr in new(h)]
+            both = on_host[h] = (o, None if n == o else n)  # None: the same rules there
         k_old = decide(url, both[0])[1]
-        k_new = decide(url, both[1])[1]
+        k_new = k_old if both[1] is None else decide(url, both[1])[1]
         if moved.setdefault(k_old, k_new) != k_new:
             return -1
         old_blocks[k_old] += 1
