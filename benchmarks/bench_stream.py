@@ -42,7 +42,8 @@ from dustonline.generate import GenConfig, generate  # noqa: E402
 from dustonline.learner import OnlineLearner  # noqa: E402
 from dustonline.rules import ACTIVE  # noqa: E402
 from stream.admin import ensure_topics  # noqa: E402
-from stream.replay import Packer, replay  # noqa: E402
+from stream.pages import PagePublisher  # noqa: E402
+from stream.replay import replay  # noqa: E402
 from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
 
 
@@ -206,29 +207,27 @@ def latency(args, host: str, tmp: Path) -> None:
         wait_until(lambda: (w.state() or {}).get("assigned") == [0], 120, "the worker to join", [w])
         watch.start()
         prod = KafkaProducer(bootstrap_servers=host, acks=1, linger_ms=0)
-        # with --latency-batch-ms, a crawler that packs what it fetched in the last
-        # interval into one JSON-lines message (replay --batch's format); an event's
+        # with --latency-batch-ms, a crawler that packs with PagePublisher (stream/pages.py):
+        # each interval's events go as one JSON-lines message per partition; an event's
         # latency still starts when it is handed over, so the wait in the pack counts
-        every = args.latency_batch_ms / 1000
-        packer = Packer(prod, cfg.kafka.pages_topic, 1 << 30) if every > 0 else None
+        pub = None
+        if args.latency_batch_ms > 0:
+            pub = PagePublisher(cfg, batch=1 << 30, linger_ms=args.latency_batch_ms, producer=prod)
         sent = [0.0] * len(events)
-        t0 = last_pack = time.perf_counter()
+        t0 = time.perf_counter()
         for i, ev in enumerate(events):
             ahead = i / args.rate - (time.perf_counter() - t0)
             if ahead > 0:
                 time.sleep(ahead)
-            sent[i] = now = time.perf_counter()
-            if packer is None:
-                prod.send(cfg.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
-                if i % 200 == 0:
-                    prod.flush()
+            sent[i] = time.perf_counter()
+            if pub is not None:
+                pub.send(ev)
                 continue
-            packer.add(page_key(ev.url), ev)
-            if now - last_pack >= every:
-                packer.flush()
-                last_pack = now
-        if packer is not None:
-            packer.flush()
+            prod.send(cfg.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+            if i % 200 == 0:
+                prod.flush()
+        if pub is not None:
+            pub.close()
         prod.flush()
         wait_until(lambda: all(k in watch.seen for k in trigger), 60, "the subscriber to hold every rule", [w])
         delay = [line for line in w.get("/metrics").splitlines() if line.startswith("dustonline_event_delay_seconds_bucket")]

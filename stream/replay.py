@@ -17,10 +17,10 @@ from typing import Iterable
 
 from dustonline.config import Config
 from dustonline.deadletter import DeadLetter
-from dustonline.partitions import partition_for
 from dustonline.readers import Rejected, read_events
 
 from . import clients, topics
+from .pages import Packer
 
 
 def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: float | None = None,
@@ -68,36 +68,3 @@ def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: f
     secs = time.perf_counter() - t0
     return {"sent": sent, "rejected": dlq.total, "rejected_by_reason": dlq.summary() if dlq.total else "",
             "seconds": secs, "topic": topic, "messages": packer.messages if packer else sent}
-
-
-class Packer:
-    """Per-partition buffers of consecutive events, sent as one JSON-lines message each."""
-
-    def __init__(self, prod, topic: str, size: int):
-        self.prod, self.topic, self.size = prod, topic, size
-        parts = prod.partitions_for(topic)
-        if not parts:
-            raise ValueError(f"topic {topic} has no partitions (does it exist?)")
-        self.n = len(parts)
-        self.buf: dict[int, list] = {}
-        self.keys: dict[int, bytes] = {}
-        self.messages = 0
-
-    def add(self, key: bytes, ev) -> None:
-        p = partition_for(key, self.n)  # where the default partitioner would send ``key``
-        b = self.buf.setdefault(p, [])
-        if not b:
-            self.keys[p] = key
-        b.append(ev)
-        if len(b) >= self.size:
-            self._send(p)
-
-    def _send(self, p: int) -> None:
-        b = self.buf.pop(p)
-        self.prod.send(self.topic, key=self.keys.pop(p), value=topics.batch_value(b), partition=p,
-                       headers=[(topics.FORMAT_HEADER, topics.JSONL)])
-        self.messages += 1
-
-    def flush(self) -> None:
-        for p in sorted(self.buf):
-            self._send(p)

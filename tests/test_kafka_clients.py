@@ -190,3 +190,105 @@ def test_subscriber_survives_a_broker_restart(kafka_broker, learned):
         while later.id not in sub.rules and time.time() < deadline:
             time.sleep(0.2)
         assert later.id in sub.rules and first.id in sub.rules
+
+
+def _page_events(cfg, want: int, timeout=30):
+    """(partition, packed?, events) of the pages topic's messages, JSON lines unpacked,
+    until ``want`` events are read or none came for ``timeout`` seconds."""
+    from stream.topics import is_batch
+    from dustonline.readers import parse_message
+
+    c = KafkaConsumer(cfg.kafka.pages_topic, bootstrap_servers=cfg.kafka.bootstrap_servers,
+                      auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=timeout * 1000)
+    out = []
+    for m in c:
+        lines = m.value.split(b"\n") if is_batch(m.headers) else [m.value]
+        out.append((m.partition, is_batch(m.headers), [parse_message(line) for line in lines]))
+        want -= len(lines)
+        if want <= 0:
+            break
+    c.close()
+    return out
+
+
+def test_page_publisher_packs_each_partition_in_order_from_many_threads(kafka_broker):
+    """Crawler threads send at once; every event arrives once, in a pack of its own
+    partition (where its site's key goes), and each thread's events of a site keep
+    their order, which is all the worker group needs to learn what it would learn
+    from one event per message."""
+    import threading
+
+    from dustonline.events import FetchEvent
+    from dustonline.partitions import partition_for
+    from stream.pages import PagePublisher
+    from stream.topics import page_key
+
+    cfg = cfg_for(kafka_broker)
+    sites = [f"site{i}.example.org" for i in range(12)]
+    with PagePublisher(cfg, batch=25, linger_ms=20) as pub:
+        def crawl(t: int) -> None:
+            for i in range(300):
+                pub.send(FetchEvent(url=f"http://www.{sites[i % 12]}/t{t}/p{i}", ts=1.7e9 + i,
+                                    digest=f"sha1:{t}{i:04d}"))
+
+        threads = [threading.Thread(target=crawl, args=(t,)) for t in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        ev = pub.send_page("http://www.site0.example.org/about", b"<html><body>about us and more</body></html>",
+                           ts=1.8e9, content_type="text/html")
+        assert ev.digest and ev.digest.startswith("sha1:") and ev.simhash is not None
+    assert pub.events == 901 and pub.messages < 901 / 5  # packed, not one per event
+    msgs = _page_events(cfg, 901)
+    assert all(batch for _p, batch, _e in msgs)
+    got = [e for _p, _b, evs in msgs for e in evs]
+    assert len(got) == 901 and len({e.url for e in got}) == 901
+    n = cfg.kafka.partitions
+    assert all(partition_for(page_key(e.url), n) == p for p, _b, evs in msgs for e in evs)
+    by_partition: dict = {}
+    for p, _b, evs in msgs:
+        by_partition.setdefault(p, []).extend(evs)
+    for t in range(3):
+        for p, evs in by_partition.items():
+            seq = [int(e.url.rsplit("/p", 1)[1]) for e in evs if f"/t{t}/" in e.url]
+            assert seq == sorted(seq)
+
+
+def test_page_publisher_sends_a_partial_pack_after_linger(kafka_broker):
+    """A pack far from full still goes out after linger_ms, without a flush call: a
+    quiet crawler's events do not wait for the next ones."""
+    from dustonline.events import FetchEvent
+    from stream.pages import PagePublisher
+
+    cfg = cfg_for(kafka_broker)
+    pub = PagePublisher(cfg, batch=10_000, linger_ms=50)
+    try:
+        pub.send(FetchEvent(url="http://www.quiet.example.org/a", ts=1.7e9, digest="sha1:AAAA"))
+        msgs = _page_events(cfg, 1, timeout=15)  # no flush, no close before it is read
+        assert [e.url for _p, _b, evs in msgs for e in evs] == ["http://www.quiet.example.org/a"]
+    finally:
+        pub.close()
+    with pytest.raises(ValueError, match="batch must be >= 1"):
+        PagePublisher(cfg, batch=0)
+
+
+def test_page_publisher_raises_when_the_broker_refuses_the_events(kafka_broker):
+    """Events the broker would not take are not lost unseen: here the topic takes no
+    message over 256 bytes, so every pack is refused, and flush says so."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    from dustonline.events import FetchEvent
+    from stream.pages import PagePublisher
+
+    cfg = cfg_for(kafka_broker)
+    admin = KafkaAdminClient(bootstrap_servers=kafka_broker)
+    admin.create_topics([NewTopic(cfg.kafka.pages_topic, 2, 1, topic_configs={"max.message.bytes": "256"})])
+    admin.close()
+    prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all", retries=0)
+    pub = PagePublisher(cfg, batch=10, linger_ms=20, producer=prod)
+    for i in range(25):
+        pub.send(FetchEvent(url=f"http://www.refused.example.org/{i}", ts=1.7e9, digest="sha1:AAAA"))
+    with pytest.raises(RuntimeError, match="page messages were not delivered"):
+        pub.close()
+    prod.close()
