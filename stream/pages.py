@@ -12,6 +12,7 @@ event per message.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -21,6 +22,8 @@ from dustonline.partitions import partition_for
 from dustonline.sketch import event as sketch_event
 
 from . import clients, topics
+
+log = logging.getLogger("dustonline.pages")
 
 
 class Packer:
@@ -152,7 +155,12 @@ class PagePublisher:
             self.flush()
         finally:
             if self._own:
-                self._prod.close()
+                from kafka.errors import KafkaError
+
+                try:
+                    self._prod.close(timeout=10)
+                except KafkaError as e:  # a refused batch kafka-python still holds: flush said so
+                    log.warning("closing the pages producer: %s", e)
 
     def __enter__(self) -> "PagePublisher":
         return self
