@@ -465,8 +465,8 @@ class OnlineLearner(Learner):
             rec = {
                 "id": c.id, "group": sid, "context": c.context, "transformation": c.transformation,
                 "hosts": list(c.hosts), "freq": c.freq, "nsupp": 0, "nci": 0,
-                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock, "epoch": self.epochs.get(c.id, 0),
-                "tver": self.versions.get(c.id + TARGETED, 0),
+                "version": self.versions.get(c.id, 0), "status": CANDIDATE, "updated": self.clock,
+                "epoch": self.epochs.get(c.id, 0), "tver": self.versions.get(c.id + TARGETED, 0),
             }
             self._install(rec)
             self._backfill(c.id, rec["hosts"])
@@ -657,10 +657,8 @@ class OnlineLearner(Learner):
             if moved is None:
                 self._dirty_rules.add(rid)
             self._dirty(rec["hosts"] if moved is None else moved, (rec.get("since", 0), rid))
-            for other in self._retargeted:
-                dep = self._cands.get(other)
-                if dep is not None and rid in dep.rec["target"]["by"]:
-                    self._dirty(dep.rec["hosts"], self._age(other))
+            for other in self._retargeted_to(rid):
+                self._dirty(self._cands[other].rec["hosts"], self._age(other))
         if status != ACTIVE:
             self._set_target(rec, None, out)
         rec["status"] = status
@@ -743,6 +741,10 @@ class OnlineLearner(Learner):
         """Incumbency: rules active longer come first (ties by id)."""
         return (self._cands[rid].rec.get("since", 0), rid)
 
+    def _retargeted_to(self, rid: str) -> list[str]:
+        """The rules that took ``rid``'s target (a rule being dropped is no longer one)."""
+        return [o for o in self._retargeted if o in self._cands and rid in self._cands[o].rec["target"]["by"]]
+
     def _dirty(self, hosts, age: tuple) -> None:
         """Rules of ``hosts`` as old as ``age`` or younger are to be re-targeted."""
         d = self._dirty_targets
@@ -784,7 +786,7 @@ class OnlineLearner(Learner):
                 # its keys changed: the younger rules of its hosts, and those that took
                 # its target, are re-targeted in this pass (after it: they are younger)
                 later = {o for h in rec["hosts"] for o in self._by_host.get(h, ()) if self._age(o) > age}
-                later.update(o for o in self._retargeted if rid in self._cands[o].rec["target"]["by"])
+                later.update(self._retargeted_to(rid))
                 for o in later:
                     heapq.heappush(queue, self._age(o))
 
