@@ -80,6 +80,11 @@ def rule_of(key: str, shape: list) -> tuple[str, str]:
     return order_rule(rest.split("\x1f"), orders, bits)
 
 
+def _rx(part: tuple, card_set: int) -> str:
+    """One rule part as regex text, unanchored (a piece of a context)."""
+    return render([part], card_set)[0][1:-1]
+
+
 def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tuple[str, str] | None:
     """A candidate's rule with valid permutations of its hosts (``perms``: ``[keys,
     orders, bits]``) and lower-case paths (``lower``) folded in: the query becomes
@@ -89,7 +94,7 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
     fits = []
     if split is not None:
         prefix, pairs, tail = split
-        keyres = [re.compile(render([k], card_set)[0][1:-1]) for k, _ in pairs]
+        keyres = [re.compile(_rx(k, card_set)) for k, _ in pairs]
         fits = [p for p in perms if len(p[0]) == len(pairs) and any(o != p[0] for o in p[1])
                 and all(rx.fullmatch(k) for k in p[0] for rx in keyres)]
     if not fits:
@@ -118,12 +123,12 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
                     vrefs[j].append(vr[j])
         own = []
         for j, (k, v) in enumerate(pairs):
-            own.append(render([k], card_set)[0][1:-1] + "\\=" + render([v], card_set)[0][1:-1])
+            own.append(_rx(k, card_set) + "\\=" + _rx(v, card_set))
             krefs[j].append(g + 1)
             vrefs[j].append(g + 2)
             g += 2
         branches.append("\\&".join(own))
-        ctx += "(?:" + "|".join(branches) + ")" + "".join(render([p], card_set)[0][1:-1] for p in tail)
+        ctx += "(?:" + "|".join(branches) + ")" + "".join(_rx(p, card_set) for p in tail)
         # "$1" then a literal "0" reads as $10 once there are 10 groups (Java's rule):
         # the prefix's references must read the same with the branches' groups added
         if parse_transformation(out, pre_groups) != parse_transformation(out, g):
