@@ -121,7 +121,6 @@ class SimhashBlocks:
                 allslots[i] = (packed + mine)[-8 * MAX_PER_BLOCK :]
 
 
-
 class ClusterIndex:
     def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True,
                  urls: Table | None = None, clusters: Table | None = None):

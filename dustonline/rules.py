@@ -173,7 +173,6 @@ def rule_order(rule: Rule) -> tuple:
     return (-rule.support, rule.id)
 
 
-
 def decide(url: str, rules) -> tuple["CompiledRule | None", str]:
     """The first of ``rules`` (in the order crawlers try them) that rewrites ``url``, and
     the key. Rules are tried on the URL as given (as they were learned), then on its light
@@ -189,6 +188,7 @@ def decide(url: str, rules) -> tuple["CompiledRule | None", str]:
             if out is not None:
                 return cr, light_normalize(out)
     return None, norm
+
 
 class RuleSet:
     """Active rules indexed by host, so a URL is tried only against its host's rules."""

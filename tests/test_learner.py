@@ -48,7 +48,6 @@ def run(events, cfg=CFG, store=None):
     return learner, changes
 
 
-
 def stop_and_resume(events, cfg: dict, cut: int, path):
     """Learn ``events[:cut]``, checkpoint and close; a new learner on the same RocksDB
     learns the rest. Returns it and every rule change of both."""
@@ -60,6 +59,7 @@ def stop_and_resume(events, cfg: dict, cut: int, path):
     first.store.close()
     second = OnlineLearner(config_from_dict(cfg), rocks_store(path, cache_entries=64))
     return second, got + second.learn_many(events[cut:])
+
 
 def test_learns_rules_that_merge_duplicates_of_unseen_pages():
     learner, changes = run(site_stream())
