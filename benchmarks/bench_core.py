@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 def child_learn(events: str, rules_out: str, state: str) -> None:
     from dustonline.cli import run_learner
     from dustonline.config import Config
-    from dustonline.rules import write_rules
+    from dustonline.rules.ruleset import write_rules
 
     cfg = Config().check()
     learner, dlq, secs = run_learner([events], cfg, state=state, progress=True)
@@ -63,8 +63,8 @@ def main() -> None:
         child_learn(*args.child)
         return
 
-    from dustonline.generate import GenConfig, generate, write_stream
-    from dustonline.rules import RuleSet
+    from dustonline.evaluation.generator import GenConfig, generate, write_stream
+    from dustonline.rules.ruleset import RuleSet
 
     work = Path(args.keep or tempfile.mkdtemp(prefix="dustonline-bench-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -38,13 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dustonline.config import load_config  # noqa: E402
-from dustonline.generate import GenConfig, generate  # noqa: E402
-from dustonline.learner import OnlineLearner  # noqa: E402
-from dustonline.rules import ACTIVE  # noqa: E402
-from stream.admin import ensure_topics  # noqa: E402
-from stream.pages import PagePublisher  # noqa: E402
-from stream.replay import replay  # noqa: E402
-from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
+from dustonline.evaluation.generator import GenConfig, generate  # noqa: E402
+from dustonline.learner.online import OnlineLearner  # noqa: E402
+from dustonline.rules.ruleset import ACTIVE  # noqa: E402
+from dustonline_stream.admin import ensure_topics  # noqa: E402
+from dustonline_stream.pages import PagePublisher  # noqa: E402
+from dustonline_stream.replay import replay  # noqa: E402
+from dustonline_stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until  # noqa: E402
 
 
 def broker() -> str:
@@ -160,7 +160,7 @@ class _Watch(threading.Thread):
     def run(self) -> None:
         from kafka import KafkaConsumer, TopicPartition
 
-        from stream.worker import partials_topic_name
+        from dustonline_stream.worker import partials_topic_name
 
         c = KafkaConsumer(bootstrap_servers=self.cfg.kafka.bootstrap_servers, enable_auto_commit=False,
                           auto_offset_reset="earliest", fetch_max_wait_ms=10)
@@ -185,7 +185,7 @@ class _Watch(threading.Thread):
 def latency(args, host: str, tmp: Path) -> None:
     from kafka import KafkaProducer
 
-    from stream.topics import page_key, page_value
+    from dustonline_stream.topics import page_key, page_value
 
     path, events = stream_file(args.latency_events, 2, tmp)
     cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every,

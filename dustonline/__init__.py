@@ -6,12 +6,15 @@
     RuleSet(learner.rules()).canonicalize("http://www.example.com/a?sid=9f3a")
 """
 
-from .batch import learn
+from . import _moved
 from .config import Config, ConfigError, load_config
 from .events import BadEvent, FetchEvent
-from .learner import OnlineLearner
+from .learner.online import OnlineLearner
 from .rules import Rule, RuleSet
-from .store import memory_store, rocks_store
+from .seeds.dustlin import learn  # batch DustLin/DUSTER (thesis ch. 4-5), for comparison
+from .state import memory_store, rocks_store
+
+_moved.install()
 
 __all__ = [
     "BadEvent", "Config", "ConfigError", "FetchEvent", "OnlineLearner", "Rule", "RuleSet",

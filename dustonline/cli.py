@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from .config import ConfigError, load_config
-from .rules import RuleError, RuleSet, read_rules, write_rules
+from .rules.ruleset import RuleError, RuleSet, read_rules, write_rules
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .readers import FORMATS
+    from .events.readers import FORMATS
 
     p = argparse.ArgumentParser(prog="dustonline", description="Online learner of URL canonicalization (DUST) rules.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -60,12 +60,10 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("canonicalize", help="one canonical key per input URL line")
     src = s.add_mutually_exclusive_group(required=True)
-    src.add_argument("--rules", metavar="RULES.jsonl")
-    src.add_argument("--from-topic", action="store_true", help="the live rule set from the rules topic (Kafka)")
-    s.add_argument("--config", metavar="FILE", help="with --from-topic: broker and topic names")
-    s.add_argument("--timeout", type=float, default=60.0, help="with --from-topic: seconds to wait for the topic")
+    src.add_argument("--rules", metavar="RULES.jsonl", help="a rules file (dustonline learn --rules-out)")
     s.add_argument("input", nargs="?", default="-", metavar="INPUT", help="URLs, one per line (default: stdin)")
-    s.set_defaults(func=cmd_canonicalize)
+    s.set_defaults(func=cmd_canonicalize, rule_source=None)
+    rule_sources = {"canonicalize": src}
 
     s = sub.add_parser("rules", help="inspect a rules file")
     rs = s.add_subparsers(dest="rules_cmd", required=True, metavar="SUBCOMMAND")
@@ -99,33 +97,6 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--layout", metavar="FILE", help="also write the sites and drift ground truth here (JSON)")
     s.set_defaults(func=cmd_generate)
 
-    s = sub.add_parser("replay", help="publish events from files to the pages topic (Kafka), keyed by site")
-    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files, any format learn reads")
-    s.add_argument("--topic", help="default: kafka.pages_topic of the config")
-    s.add_argument("--rate", type=float, help="events per second at most (default: as fast as possible)")
-    s.add_argument("--batch", type=int, default=1, metavar="N",
-                   help="up to N events of one partition per message (JSON lines; default 1: one event per "
-                        "message). A worker learns 100-event messages about 2.6x faster")
-    s.add_argument("--config", metavar="FILE")
-    s.add_argument("--format", choices=FORMATS)
-    s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE")
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.set_defaults(func=cmd_replay)
-
-    s = sub.add_parser("subscribe", help="the current rule set from the rules topic (Kafka)")
-    s.add_argument("--follow", action="store_true", help="keep it current until interrupted")
-    s.add_argument("--rules-out", metavar="FILE", help="write the rule set here (rewritten on changes with --follow)")
-    s.add_argument("--snapshot", metavar="FILE", help="start from this rules file before the topic is read")
-    s.add_argument("--config", metavar="FILE")
-    s.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the topic (default: %(default)s)")
-    s.set_defaults(func=cmd_subscribe)
-
-    s = sub.add_parser("worker", help="run a learning worker on the pages topic (Kafka, Faust); several form a group")
-    s.add_argument("--config", metavar="FILE", help="YAML config; the kafka section names broker, topics, group")
-    s.add_argument("--data-dir", metavar="DIR", help="local state directory (default: kafka.data_dir)")
-    s.add_argument("--web-port", type=int, metavar="PORT", help="Prometheus /metrics port (default: kafka.web_port; 0 = off)")
-    s.set_defaults(func=cmd_worker)
-
     s = sub.add_parser("sketch", help="digest, simhash and length of a page body: the content fields of a fetch event")
     s.add_argument("files", nargs="*", metavar="FILE", help="page bodies, one JSON line each (default or -: stdin)")
     s.add_argument("--content-type", metavar="T", help="the response's Content-Type (default: sniffed)")
@@ -139,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--truth", metavar="TRUTH.jsonl", help="ground truth from dustonline generate "
                    "(default: the content digest, i.e. exact duplicates)")
     s.add_argument("--layout", metavar="LAYOUT.json", help="a generated stream's site layout (marks concept drift)")
-    from .learners import METHODS
+    from .evaluation.methods import METHODS
 
     s.add_argument("--learner", default="all", metavar="NAME[,NAME]",
                    help=f"methods to compare: {', '.join(METHODS)}, or all (default)")
@@ -150,16 +121,28 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="write the figures as JSON here (no plots)")
     s.add_argument("--quiet", action="store_true", help="no progress")
     s.set_defaults(func=cmd_eval)
+    for register in _plugins():
+        register(sub, rule_sources)
     return p
+
+
+def _plugins():
+    """Command sets other distributions register under the ``dustonline.commands`` entry
+    point group (the Kafka service, dustonline_stream, registers replay, subscribe, worker
+    and ``canonicalize --from-topic``): the core never imports them."""
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group="dustonline.commands"), key=lambda e: e.name):
+        yield ep.load()
 
 
 # ------------------------------------------------------------------ eval
 def cmd_eval(args) -> int:
     import json
 
-    from . import evaluation
-    from .learners import resolve
-    from .report import markdown_table, write_report
+    from .evaluation import prequential as evaluation
+    from .evaluation.methods import resolve
+    from .evaluation.report import markdown_table, write_report
 
     cfg = load_config(args.config)
     methods = resolve(args.learner)
@@ -198,11 +181,11 @@ def tune_gc() -> None:
 def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=True, partitions=None):
     """Feed every event of ``inputs`` to an OnlineLearner (or one per partition, as the
     worker group learns); returns (learner, dead letters, seconds)."""
-    from .deadletter import DeadLetter
-    from .learner import OnlineLearner
-    from .partitions import PartitionedLearner
-    from .readers import Rejected, read_events
-    from .store import rocks_store
+    from .events.deadletter import DeadLetter
+    from .learner.online import OnlineLearner
+    from .learner.partitioned import PartitionedLearner
+    from .events.readers import Rejected, read_events
+    from .state.store import rocks_store
 
     tune_gc()
     if partitions:
@@ -213,7 +196,7 @@ def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=Tr
     else:
         learner = OnlineLearner(cfg, rocks_store(state, cfg.storage.cache_entries))
     dlq = DeadLetter(dead_letter)
-    bar = _progress(progress)
+    bar = progress_bar(progress)
     t0 = time.perf_counter()
     try:
         for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length):
@@ -232,7 +215,7 @@ def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=Tr
     return learner, dlq, time.perf_counter() - t0
 
 
-def _progress(enabled: bool):
+def progress_bar(enabled: bool):
     if not enabled or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
@@ -266,19 +249,12 @@ def cmd_learn(args) -> int:
 
 # ------------------------------------------------------------------ canonicalize / explain / show
 def cmd_canonicalize(args) -> int:
-    from .events import BadEvent, check_url
+    from .events.event import BadEvent, check_url
 
-    if args.from_topic:
-        from stream.subscriber import RuleSubscriber
-
-        cfg = load_config(args.config)
-        with RuleSubscriber(cfg) as live:
-            if not live.wait_until_current(args.timeout):
-                print(f"dustonline: error: rules topic {live.topic} not read within {args.timeout:.0f} s "
-                      f"(broker {cfg.kafka.bootstrap_servers} down, or no such topic?)", file=sys.stderr)
-                return 1
-            rs = live.rules
-        print(f"dustonline: {len(rs.rules())} active rules from {cfg.kafka.rules_topic}", file=sys.stderr)
+    if args.rule_source is not None:  # registered by a plugin (canonicalize --from-topic)
+        rs = args.rule_source(args)
+        if rs is None:
+            return 1
     else:
         rs = RuleSet.load(args.rules)
     src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="replace")
@@ -354,8 +330,8 @@ def cmd_demo(args) -> int:
     print(format_rules(rules[:15]))
     if len(rules) > 15:
         print(f"... and {len(rules) - 15} more")
-    from .evaluation import load_truth
-    from .metrics import evaluate
+    from .evaluation.prequential import load_truth
+    from .evaluation.metrics import evaluate
 
     truth, _ = load_truth(truth_path)
 
@@ -389,7 +365,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from .generate import GenConfig, parse_families, write_layout, write_stream
+    from .evaluation.generator import GenConfig, parse_families, write_layout, write_stream
 
     paths = []
     for name, pos, opt in (("EVENTS", args.events, args.events_opt), ("TRUTH", args.truth, args.truth_opt)):
@@ -413,7 +389,7 @@ def cmd_generate(args) -> int:
 def cmd_sketch(args) -> int:
     import json
 
-    from .sketch import event, sketch
+    from .events.sketch import event, sketch
 
     files = args.files or ["-"]
     if args.url and len(files) > 1:
@@ -425,67 +401,6 @@ def cmd_sketch(args) -> int:
         else:
             out = {k: v for k, v in sketch(body, args.content_type).items() if v is not None}
         print(json.dumps(out))
-    return 0
-
-
-def cmd_replay(args) -> int:
-    from stream.replay import replay
-
-    cfg = load_config(args.config)
-    bar = _progress(not args.quiet)
-    try:
-        r = replay(args.inputs, cfg, args.topic, args.rate, args.format, args.dead_letter, bar, batch=args.batch)
-    finally:
-        if bar is not None:
-            bar.close()
-    rate = r["sent"] / r["seconds"] if r["seconds"] > 0 else 0.0
-    print(f"sent {r['sent']:,} events to {r['topic']} ({rate:,.0f}/s, {r['seconds']:.1f} s); "
-          f"rejected {r['rejected']:,} {r['rejected_by_reason']}".rstrip(), file=sys.stderr)
-    return 0
-
-
-def cmd_subscribe(args) -> int:
-    from stream.subscriber import RuleSubscriber
-
-    cfg = load_config(args.config)
-    sub = RuleSubscriber(cfg, snapshot=args.snapshot).start()
-    try:
-        if not sub.wait_until_current(args.timeout):
-            print(f"dustonline: error: rules topic {sub.topic} not read within {args.timeout:.0f} s "
-                  f"(broker {cfg.kafka.bootstrap_servers} down, or no such topic?)", file=sys.stderr)
-            return 1
-        last = None
-        while True:
-            rs = sub.rules
-            if rs is not last:
-                if args.rules_out:
-                    n = sub.save_snapshot(args.rules_out)
-                    print(f"{n} active rules -> {args.rules_out}", file=sys.stderr)
-                else:
-                    write_rules(sys.stdout.buffer, rs.rules())
-                    sys.stdout.flush()
-                last = rs
-            if not args.follow:
-                return 0
-            time.sleep(0.5)
-    finally:
-        sub.stop()
-
-
-def cmd_worker(args) -> int:
-    try:
-        from stream.worker import Worker
-    except ImportError as e:
-        print(f"dustonline: error: the worker needs the stream extra: pip install 'dustonline[stream]' ({e})",
-              file=sys.stderr)
-        return 2
-    cfg = load_config(args.config)
-    if args.data_dir:
-        cfg.kafka.data_dir = args.data_dir
-    if args.web_port is not None:
-        cfg.kafka.web_port = args.web_port
-    tune_gc()
-    Worker(cfg.check()).run()
     return 0
 
 

@@ -152,7 +152,7 @@ class Config(_Section):
             problems.append(f"kafka.web_port must be in [0, 65535], got {K.web_port}")
         if not K.group_id or any(not (c.isalnum() or c in "._-") for c in K.group_id):
             problems.append(f"kafka.group_id must be characters of [a-zA-Z0-9._-], got {K.group_id!r}")
-        from .readers import FORMATS
+        from .events.readers import FORMATS
 
         if I.format not in FORMATS:
             problems.append(f"input.format must be one of {', '.join(FORMATS)}, got {I.format!r}")

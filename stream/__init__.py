@@ -1,9 +1,15 @@
-"""dustonline's Kafka layer: thin over the core library (which has no Kafka import).
+"""dustonline's Kafka layer, installed as ``dustonline_stream``: thin over the core library
+(which has no Kafka import and does not import this package).
 
 - ``worker``: the Faust app (``dustonline worker``): a learner per pages partition on a
   RocksDB-backed Faust table, the merge of their rules, the dead-letter topic, metrics;
 - ``replay``: events from files onto the pages topic, keyed by registered domain;
 - ``pages``: the crawler side of the pages topic, ``PagePublisher`` sending events packed;
 - ``subscriber``: the crawler side of the rules topic, ``RuleSubscriber`` keeping a live
-  ``RuleSet``.
+  ``RuleSet``;
+- ``cli``: the commands above, registered into ``dustonline`` by entry point.
 """
+
+if __name__ != "dustonline_stream":  # imported from a checkout as ``stream``
+    raise ImportError(f"dustonline's Kafka layer is installed as dustonline_stream, not {__name__}: "
+                      "use e.g. `from dustonline_stream.subscriber import RuleSubscriber`")

@@ -17,9 +17,9 @@ import threading
 from typing import Any
 
 from dustonline.config import Config
-from dustonline.events import FetchEvent, event_from_dict
-from dustonline.partitions import partition_for
-from dustonline.sketch import event as sketch_event
+from dustonline.events.event import FetchEvent, event_from_dict
+from dustonline.events.routing import partition_for
+from dustonline.events.sketch import event as sketch_event
 
 from . import clients, topics
 

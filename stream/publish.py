@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dustonline.rules import Rule
+from dustonline.rules.ruleset import Rule
 
 from . import topics
 

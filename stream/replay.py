@@ -16,8 +16,8 @@ import time
 from typing import Iterable
 
 from dustonline.config import Config
-from dustonline.deadletter import DeadLetter
-from dustonline.readers import Rejected, read_events
+from dustonline.events.deadletter import DeadLetter
+from dustonline.events.readers import Rejected, read_events
 
 from . import clients, topics
 from .pages import Packer

@@ -1,7 +1,7 @@
 """The learner's store on a Faust table: one partition's slice of a RocksDB-backed table
 with a changelog topic, written only at checkpoints.
 
-The learner buffers its writes (``dustonline.store``) and expects a checkpoint to be a
+The learner buffers its writes (``dustonline.state.store``) and expects a checkpoint to be a
 consistency point. Faust writes a table key to its changelog as soon as it is set, and
 commits offsets on its own schedule; a learner writing straight into the table would let
 a crash keep the state of events whose offsets were never committed, and count them
@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Iterator
 
-from dustonline.store import _Backend, scan_prefix
+from dustonline.state.store import _Backend, scan_prefix
 
 OFFSET_KEY = b"\x01dustonline\x00offset"  # sorts before every table prefix (a letter)
 

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from dustonline.config import Config
-from dustonline.rulebook import RuleBook
-from dustonline.rules import RuleError, RuleSet, read_rules, write_rules
+from dustonline.rules.book import RuleBook
+from dustonline.rules.ruleset import RuleError, RuleSet, read_rules, write_rules
 
 from . import clients
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import msgspec
 
-from dustonline.events import FetchEvent
-from dustonline.partitions import site_key
-from dustonline.rules import Rule, encode_rule
+from dustonline.events.event import FetchEvent
+from dustonline.events.routing import site_key
+from dustonline.rules.ruleset import Rule, encode_rule
 
 _json = msgspec.json.Encoder()
 

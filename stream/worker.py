@@ -44,12 +44,12 @@ from pathlib import Path
 import msgspec
 
 from dustonline.config import Config
-from dustonline.events import BadEvent
-from dustonline.learner import OnlineLearner
-from dustonline.readers import parse_message
-from dustonline.rulemerge import RuleMerger, decode_partials, encode_partials
-from dustonline.rules import RETIRED, Rule
-from dustonline.store import Store
+from dustonline.events.event import BadEvent
+from dustonline.learner.online import OnlineLearner
+from dustonline.events.readers import parse_message
+from dustonline.rules.merge import RuleMerger, decode_partials, encode_partials
+from dustonline.rules.ruleset import RETIRED, Rule
+from dustonline.state.store import Store
 
 from . import clients, metrics, topics
 from .state import FaustTableBackend

@@ -1,6 +1,6 @@
 """Tiny hand-made streams for the learners' unit tests."""
 
-from dustonline.events import FetchEvent
+from dustonline.events.event import FetchEvent
 
 
 def cluster_events(clusters, t0: float = 1_700_000_000.0):

@@ -3,8 +3,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dustonline.align import GAP, Consensus, align, linear_alignment, progressive_alignment, score
-from dustonline.tokenize import tokenize
+from dustonline.learner.align import GAP, Consensus, align, linear_alignment, progressive_alignment, score
+from dustonline.learner.tokenize import tokenize
 
 IRS_X = "www.IRS.gov/foia/index.html"
 IRS_Y = "www.irs.ustreas.gov/foia"
@@ -31,7 +31,7 @@ def test_scoring_is_jaccard_with_type_check():
     b = Consensus.of_url("irs")
     c = Consensus.of_url("gov")
     d = Consensus.of_url("42")
-    from dustonline.align import _keys
+    from dustonline.learner.align import _keys
 
     assert score(_keys(a)[0], _keys(b)[0]) == 1.0  # case-insensitive (Figure 4.1)
     assert score(_keys(a)[0], _keys(c)[0]) == 0.0  # same type, no overlap
@@ -40,7 +40,7 @@ def test_scoring_is_jaccard_with_type_check():
 
 def _reference(x: Consensus, y: Consensus):
     """Eq. 2.1 over the whole matrix, traceback diagonal > left > up: the plain algorithm."""
-    from dustonline.align import _keys, _merge
+    from dustonline.learner.align import _keys, _merge
 
     xk, yk = _keys(x), _keys(y)
     m, n = len(xk), len(yk)
@@ -57,7 +57,7 @@ def _reference(x: Consensus, y: Consensus):
         else:
             pairs.append((i, 0)); i -= 1
     pairs += [(0, jj) for jj in range(j, 0, -1)] + [(ii, 0) for ii in range(i, 0, -1)]
-    from dustonline.align import compact_gaps
+    from dustonline.learner.align import compact_gaps
 
     return S[m][n], _merge(x, y, compact_gaps(pairs[::-1], xk, yk))
 
@@ -108,7 +108,7 @@ def test_appended_parameter_stays_one_gap_run():
 def test_native_and_python_kernels_agree(a, b, c, d):
     """The C kernel (built by setup.py) and _dp_py give the same matrix middle, pair for
     pair; the consensus side holds multi-token (Jaccard-scored) columns."""
-    from dustonline import align as A
+    from dustonline.learner import align as A
 
     xy = align(Consensus.of_url("h://" + a), Consensus.of_url("h://" + b))[1]
     xyz = align(Consensus.of_url("h://" + c), xy)[1]
@@ -127,8 +127,8 @@ def test_native_kernels_are_built_where_a_compiler_is():
 
     import pytest
 
-    from dustonline import align as A
-    from dustonline import clusters as C
+    from dustonline.learner import align as A
+    from dustonline.learner import clusters as C
 
     if os.environ.get("DUSTONLINE_PURE_PYTHON") or not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("pure Python asked for, or no C compiler on this machine")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from dustonline import FetchEvent, Rule, RuleSet, learn
 from dustonline.config import config_from_dict
-from dustonline.urls import light_normalize
+from dustonline.rules.urls import light_normalize
 
 WWW = Rule(id="r-www", hosts=["a.com", "www.a.com"], support=50,
            context=r"^([^/?=&#;:.]+)\:\/\/(?:www\.)?([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+)\/([^/?=&#;:.]+)$",

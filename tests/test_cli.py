@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from dustonline.generate import GenConfig, write_stream
-from dustonline.rules import read_rules
+from dustonline.evaluation.generator import GenConfig, write_stream
+from dustonline.rules.ruleset import read_rules
 
 CMD = [sys.executable, "-m", "dustonline"]
 

@@ -8,8 +8,8 @@ most duplicates and merge almost no distinct pages.
 import pytest
 
 from dustonline import OnlineLearner, RuleSet, learn
-from dustonline.generate import GenConfig, generate, split_by_page
-from dustonline.metrics import evaluate
+from dustonline.evaluation.generator import GenConfig, generate, split_by_page
+from dustonline.evaluation.metrics import evaluate
 
 
 @pytest.fixture(scope="module")

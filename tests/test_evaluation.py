@@ -5,14 +5,14 @@ import json
 import msgspec
 import pytest
 
-from dustonline import evaluation
+from dustonline.evaluation import prequential as evaluation
 from dustonline.cli import main
 from dustonline.config import Config
-from dustonline.events import FetchEvent
-from dustonline.generate import GenConfig, write_stream
-from dustonline.learners import METHODS, resolve
-from dustonline.metrics import evaluate
-from dustonline.rules import RETIRED, Rule
+from dustonline.events.event import FetchEvent
+from dustonline.evaluation.generator import GenConfig, write_stream
+from dustonline.evaluation.methods import METHODS, resolve
+from dustonline.evaluation.metrics import evaluate
+from dustonline.rules.ruleset import RETIRED, Rule
 
 H = "http://shop.example.com"
 DROP_SID = Rule(id="r-sid", hosts=["shop.example.com"], context=r"^(http://shop\.example\.com/p/\d+)\?sid=\w+$",
@@ -149,7 +149,7 @@ def test_cli_unknown_learner_is_a_clear_error(generated, capsys):
 
 def test_report_renders_in_a_real_browser(result, tmp_path, chromium):
     import browser
-    from dustonline.report import write_report
+    from dustonline.evaluation.report import write_report
 
     page = write_report(result[1], tmp_path / "rep")
     png = browser.screenshot(page, tmp_path / "shot.png", width=1280, height=2600)

@@ -2,9 +2,9 @@
 
 import msgspec
 
-from dustonline.align import linear_alignment
-from dustonline.generalize import Contribution, Group, contribution
-from dustonline.rulegen import parts_of
+from dustonline.learner.align import linear_alignment
+from dustonline.learner.generalize import Contribution, Group, contribution
+from dustonline.learner.induce import parts_of
 
 
 def contrib(urls, host="a.com", generalize=True):

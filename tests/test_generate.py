@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dustonline.events import check_url, event_from_dict
-from dustonline.generate import (
+from dustonline.events.event import check_url, event_from_dict
+from dustonline.evaluation.generator import (
     DEFAULT_FAMILIES,
     FAMILIES,
     GenConfig,
@@ -27,7 +27,7 @@ from dustonline.generate import (
     write_layout,
     write_stream,
 )
-from dustonline.urls import site_of_host
+from dustonline.rules.urls import site_of_host
 
 SMALL = GenConfig(seed=3, sites=8, pages=1500)
 
@@ -550,7 +550,7 @@ def test_online_learner_retires_the_slug_rule_after_the_drift(cfg, config_file):
 
     from dustonline import OnlineLearner
     from dustonline.config import load_config
-    from dustonline.rules import CompiledRule
+    from dustonline.rules.ruleset import CompiledRule
 
     (info,) = drift_info(cfg)
     hosts, t_drift = set(info["hosts"]), info["drift_ts"]

@@ -11,11 +11,11 @@ from kafka.errors import KafkaError
 
 from dustonline import OnlineLearner
 from dustonline.config import config_from_dict
-from dustonline.readers import Rejected, read_events
-from dustonline.rules import ACTIVE, RETIRED
-from stream.publish import forget_rule, publish_rules
-from stream.replay import replay
-from stream.subscriber import RuleSubscriber
+from dustonline.events.readers import Rejected, read_events
+from dustonline.rules.ruleset import ACTIVE, RETIRED
+from dustonline_stream.publish import forget_rule, publish_rules
+from dustonline_stream.replay import replay
+from dustonline_stream.subscriber import RuleSubscriber
 
 
 def cfg_for(broker, **topics):
@@ -150,7 +150,7 @@ def test_cli_subscribe_writes_the_current_rule_set(kafka_broker, learned, tmp_pa
     r = subprocess.run([sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--rules-out", str(out)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    from dustonline.rules import read_rules
+    from dustonline.rules.ruleset import read_rules
 
     assert sorted(r.id for r in read_rules(out)) == sorted(r.id for r in final.rules())
     conf.write_text(yaml.safe_dump({"kafka": {"bootstrap_servers": "127.0.0.1:1", "rules_topic": "x"}}))
@@ -196,8 +196,8 @@ def test_subscriber_survives_a_broker_restart(kafka_broker, learned):
 def _page_events(cfg, want: int, timeout=30):
     """(partition, packed?, events) of the pages topic's messages, JSON lines unpacked,
     until ``want`` events are read or none came for ``timeout`` seconds."""
-    from stream.topics import is_batch
-    from dustonline.readers import parse_message
+    from dustonline_stream.topics import is_batch
+    from dustonline.events.readers import parse_message
 
     c = KafkaConsumer(cfg.kafka.pages_topic, bootstrap_servers=cfg.kafka.bootstrap_servers,
                       auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=timeout * 1000)
@@ -219,10 +219,10 @@ def test_page_publisher_packs_each_partition_in_order_from_many_threads(kafka_br
     from one event per message."""
     import threading
 
-    from dustonline.events import FetchEvent
-    from dustonline.partitions import partition_for
-    from stream.pages import PagePublisher
-    from stream.topics import page_key
+    from dustonline.events.event import FetchEvent
+    from dustonline.events.routing import partition_for
+    from dustonline_stream.pages import PagePublisher
+    from dustonline_stream.topics import page_key
 
     cfg = cfg_for(kafka_broker)
     sites = [f"site{i}.example.org" for i in range(12)]
@@ -259,8 +259,8 @@ def test_page_publisher_packs_each_partition_in_order_from_many_threads(kafka_br
 def test_page_publisher_sends_a_partial_pack_after_linger(kafka_broker):
     """A pack far from full still goes out after linger_ms, without a flush call: a
     quiet crawler's events do not wait for the next ones."""
-    from dustonline.events import FetchEvent
-    from stream.pages import PagePublisher
+    from dustonline.events.event import FetchEvent
+    from dustonline_stream.pages import PagePublisher
 
     cfg = cfg_for(kafka_broker)
     pub = PagePublisher(cfg, batch=10_000, linger_ms=50)
@@ -279,8 +279,8 @@ def test_page_publisher_raises_when_the_broker_refuses_the_events(kafka_broker):
     message over 256 bytes, so every pack is refused, and flush says so."""
     from kafka.admin import KafkaAdminClient, NewTopic
 
-    from dustonline.events import FetchEvent
-    from stream.pages import PagePublisher
+    from dustonline.events.event import FetchEvent
+    from dustonline_stream.pages import PagePublisher
 
     cfg = cfg_for(kafka_broker)
     admin = KafkaAdminClient(bootstrap_servers=kafka_broker)

@@ -7,8 +7,8 @@ import pytest
 
 from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
-from dustonline.events import EMPTY_DIGEST
-from dustonline.rules import RuleSet
+from dustonline.events.event import EMPTY_DIGEST
+from dustonline.rules.ruleset import RuleSet
 
 from streams import story_pages
 
@@ -218,7 +218,7 @@ def test_validation_counts_equal_brute_force_at_any_refresh_schedule(refresh_eve
     """Nsupp/Nci kept incrementally (counted per URL, back-filled, re-counted on changes)
     equal a from-scratch count over the stored URLs, however derivation is scheduled."""
 
-    from dustonline.validation import support_counts
+    from dustonline.learner.validation import support_counts
 
     events = site_stream(pages=90) + site_stream("t.org", pages=60, seed=4)
     learner, _ = run(events, {**CFG, "learning": {**CFG["learning"], "refresh_every": refresh_every}})
@@ -255,7 +255,7 @@ def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
     first_seen = list(dict.fromkeys(e.url for e in events))
     assert kept == set(first_seen[-60:])  # FIFO: the earliest arrivals left first
     assert learner.summary()["evicted_urls"] == len(first_seen) - 60
-    from dustonline.validation import support_counts
+    from dustonline.learner.validation import support_counts
 
     stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v[0]) for k, v in learner.store.table("url").items()]
     for c in learner.candidates():

@@ -2,8 +2,8 @@
 
 from dustonline import FetchEvent, OnlineLearner
 from dustonline.config import config_from_dict
-from dustonline.generalize import Candidate
-from dustonline.validation import support_counts
+from dustonline.learner.generalize import Candidate
+from dustonline.learner.validation import support_counts
 
 
 def test_candidate_learned_again_does_not_read_its_old_counts():

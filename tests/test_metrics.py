@@ -2,7 +2,7 @@
 
 import pytest
 
-from dustonline.metrics import KeyStats, evaluate, evaluate_keys
+from dustonline.evaluation.metrics import KeyStats, evaluate, evaluate_keys
 
 # five URLs, three pages X, Y, Z; keys k1..k3 as some rule set would give them
 TRUTH = {"a": "X", "b": "X", "c": "Y", "d": "Z", "e": "Y"}

@@ -7,8 +7,9 @@ from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
 from dustonline import OnlineLearner
 from dustonline.config import config_from_dict
-from dustonline.generate import GenConfig, generate
-from dustonline.partitions import PartitionedLearner, murmur2, partition_for, site_key
+from dustonline.evaluation.generator import GenConfig, generate
+from dustonline.events.routing import murmur2, partition_for, site_key
+from dustonline.learner.partitioned import PartitionedLearner
 
 # org.apache.kafka.common.utils.UtilsTest#testMurmur2
 JAVA = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,

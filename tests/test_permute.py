@@ -6,12 +6,12 @@ import random
 import pytest
 
 from dustonline import FetchEvent, OnlineLearner, rocks_store
-from dustonline.align import Consensus, add_url
+from dustonline.learner.align import Consensus, add_url
 from dustonline.config import config_from_dict
-from dustonline.kvrules import evidence, variant
-from dustonline.permute import order_rule
-from dustonline.rules import Rule
-from dustonline.rulegen import parts_of
+from dustonline.learner.kvrules import evidence, variant
+from dustonline.learner.paramorder import order_rule
+from dustonline.rules.ruleset import Rule
+from dustonline.learner.induce import parts_of
 
 CFG = {"learning": {"min_freq": 5, "min_supp": 5}}
 CATS = ["office", "tools", "audio"]
@@ -176,7 +176,7 @@ def caps_stream(host="a.com", pages=160, lower_aliases=True, case_matters=False,
 
 
 def test_case_evidence_and_lowered_paths():
-    from dustonline.casefold import case_evidence, path_span, transformation
+    from dustonline.learner.casefold import case_evidence, path_span, transformation
 
     assert case_evidence(["http://a.com/News/1?q=A", "http://a.com/news/1?q=A"])
     assert not case_evidence(["http://a.com/News/1?q=A", "http://a.com/News/1?q=a"])  # the query is not the path

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from dustonline.deadletter import DeadLetter
-from dustonline.events import EMPTY_DIGEST, FetchEvent
-from dustonline.readers import FORMATS, Rejected, detect_format, read_events
+from dustonline.events.deadletter import DeadLetter
+from dustonline.events.event import EMPTY_DIGEST, FetchEvent
+from dustonline.events.readers import FORMATS, Rejected, detect_format, read_events
 
 REAL = Path(os.environ.get("DUSTONLINE_REAL_DATA")
             or Path(__file__).resolve().parents[2] / "shared" / "data" / "real")
@@ -333,8 +333,8 @@ def test_deadletter_without_path_only_counts():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as hs  # noqa: E402
 
-from dustonline.events import BadEvent, event_from_dict  # noqa: E402
-from dustonline.readers import _fast_jsonl  # noqa: E402
+from dustonline.events.event import BadEvent, event_from_dict  # noqa: E402
+from dustonline.events.readers import _fast_jsonl  # noqa: E402
 
 _urls = hs.sampled_from(["http://a.example/x?id=7", "https://B.example:8443/", "ftp://no.example/", "http:///nohost",
                          "http://sp ace.example/", "", "http://" + "l" * 70 + ".example/"])
@@ -386,8 +386,8 @@ import subprocess  # noqa: E402
 from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
-from dustonline.rules import RuleSet, read_rules  # noqa: E402
-from dustonline.sketch import digest, distance, sketch  # noqa: E402
+from dustonline.rules.ruleset import RuleSet, read_rules  # noqa: E402
+from dustonline.events.sketch import digest, distance, sketch  # noqa: E402
 
 _RNG = random.Random(11)
 _VOCAB = ["".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(2, 10))) for _ in range(2000)]

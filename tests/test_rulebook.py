@@ -2,8 +2,8 @@
 
 import pytest
 
-from dustonline.rulebook import RuleBook
-from dustonline.rules import RETIRED, Rule, RuleError, encode_rule
+from dustonline.rules.book import RuleBook
+from dustonline.rules.ruleset import RETIRED, Rule, RuleError, encode_rule
 
 R = Rule(id="r-1", hosts=["s.com", "www.s.com"], context=r"^http://(?:www\.)?s\.com/(\w+)$",
          transformation="http://s.com/$1", support=12, version=2)

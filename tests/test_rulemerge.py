@@ -2,8 +2,8 @@
 
 import random
 
-from dustonline.rulemerge import RuleMerger, decode_partials, encode_partials, merge
-from dustonline.rules import ACTIVE, RETIRED, Rule
+from dustonline.rules.merge import RuleMerger, decode_partials, encode_partials, merge
+from dustonline.rules.ruleset import ACTIVE, RETIRED, Rule
 
 
 def rule(v, hosts, status=ACTIVE, context="^a$", support=10, fpr=0.0, rid="r-1"):

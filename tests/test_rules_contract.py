@@ -3,7 +3,7 @@
 
 import pytest
 
-from dustonline.rules import Rule, RuleError, parse_transformation
+from dustonline.rules.ruleset import Rule, RuleError, parse_transformation
 
 
 def _rule(ctx, trans):

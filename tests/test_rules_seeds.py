@@ -3,11 +3,11 @@
 import re
 
 from dustonline import Rule, RuleSet, learn
-from dustonline.align import Consensus, align, linear_alignment
-from dustonline.batch import eliminate_redundant
+from dustonline.learner.align import Consensus, align, linear_alignment
+from dustonline.seeds.dustlin import eliminate_redundant
 from dustonline.config import config_from_dict
-from dustonline.rulegen import parts_of, render
-from dustonline.validation import refines, support_counts
+from dustonline.learner.induce import parts_of, render
+from dustonline.learner.validation import refines, support_counts
 from streams import cluster_events as _events
 
 
@@ -63,7 +63,7 @@ EPA = [("http://www.epa.gov/OGWDW/dw/a.html", "A"), ("http://epa.gov/ogwdw/dw/a.
 
 
 def test_table_5_2_refinement_eliminates_r1():
-    from dustonline.urls import host_of
+    from dustonline.rules.urls import host_of
 
     urls = [(u, host_of(u)) for u, _ in EPA]
     c1, c2 = R1.compile(), R2.compile()

@@ -4,9 +4,9 @@
 import datetime
 
 from dustonline.config import Config
-from dustonline.events import FetchEvent
-from dustonline.readers import Rejected, detect_format, read_events
-from dustonline.rules import RuleSet
+from dustonline.events.event import FetchEvent
+from dustonline.events.readers import Rejected, detect_format, read_events
+from dustonline.rules.ruleset import RuleSet
 from dustonline.seeds import dustbuster as db
 
 T0 = 1_700_000_000.0

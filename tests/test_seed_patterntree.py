@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from dustonline.rules import RuleSet
+from dustonline.rules.ruleset import RuleSet
 from dustonline.seeds.patterntree import (
     IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, PatternTree, compose, decompose,
     duplicate_nodes, learn_site, overlap, rewrite_ops, salient_values, select_graph, target_rule)
@@ -195,10 +195,10 @@ def test_graph_keeps_one_rule_per_source_to_the_most_popular_target():
 # --------------------------------------------------------------------------- (e) few rules per site
 
 def test_few_rules_per_site_on_a_generated_stream(tmp_path):
-    from dustonline import evaluation
+    from dustonline.evaluation import prequential as evaluation
     from dustonline.config import Config
-    from dustonline.generate import GenConfig, write_stream
-    from dustonline.learners import Method, resolve
+    from dustonline.evaluation.generator import GenConfig, write_stream
+    from dustonline.evaluation.methods import Method, resolve
     from dustonline.seeds.patterntree import fit
 
     gc = GenConfig(seed=3, sites=20, pages=6000)
@@ -219,7 +219,7 @@ def test_few_rules_per_site_on_a_generated_stream(tmp_path):
 
 def test_fit_is_deterministic(tmp_path):
     from dustonline.config import Config
-    from dustonline.generate import GenConfig, generate
+    from dustonline.evaluation.generator import GenConfig, generate
     from dustonline.seeds.patterntree import fit
 
     events = [ev for ev, _ in generate(GenConfig(seed=5, sites=6, pages=1500))][:2500]

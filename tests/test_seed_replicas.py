@@ -11,12 +11,12 @@ import pytest
 
 from dustonline import evaluation
 from dustonline.config import Config
-from dustonline.events import BadEvent, FetchEvent, event_from_dict
-from dustonline.generate import GenConfig, generate, site_layout, write_stream
-from dustonline.learners import Method, resolve
-from dustonline.readers import Rejected, _fast_jsonl, read_events
-from dustonline.rules import RuleSet
-from dustonline.urls import host_of
+from dustonline.events.event import BadEvent, FetchEvent, event_from_dict
+from dustonline.evaluation.generator import GenConfig, generate, site_layout, write_stream
+from dustonline.evaluation.methods import Method, resolve
+from dustonline.events.readers import Rejected, _fast_jsonl, read_events
+from dustonline.rules.ruleset import RuleSet
+from dustonline.rules.urls import host_of
 from dustonline.seeds.replicas import ReplicaParams, find_replicas, fit, grow_clusters, prefix_pair
 
 CFG = Config().check()
@@ -202,7 +202,7 @@ _TRICKY = ["http://a/", "HTTPS://a", "http://", "http:///x", "http://?x", "http:
 
 @pytest.mark.parametrize("link", _TRICKY)
 def test_a_link_is_kept_exactly_when_check_url_accepts_it(link):
-    from dustonline.events import check_url, parse_links
+    from dustonline.events.event import check_url, parse_links
 
     try:
         ok = check_url(link, 64) == link
@@ -227,7 +227,7 @@ def test_bad_links_value_is_rejected_with_the_reason(tmp_path, bad):
 
 
 def test_learner_ignores_links():
-    from dustonline.learner import OnlineLearner
+    from dustonline.learner.online import OnlineLearner
 
     evs = [e for e, _ in generate(GenConfig(seed=5, sites=3, pages=300))]
     linked = [FetchEvent(**{**{f: getattr(e, f) for f in e.__struct_fields__}, "links": ("http://x.example/",)})

@@ -1,4 +1,4 @@
-"""dustonline.sketch and ``dustonline sketch``: the content fields a crawler puts in an event."""
+"""dustonline.events.sketch and ``dustonline sketch``: the content fields a crawler puts in an event."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import sys
 import mmh3
 
 from dustonline.cli import main
-from dustonline.events import EMPTY_DIGEST, event_from_dict, normalize_digest, parse_simhash
-from dustonline.readers import parse_message
-from dustonline.sketch import digest, distance, simhash, sketch, tokens, visible_text
+from dustonline.events.event import EMPTY_DIGEST, event_from_dict, normalize_digest, parse_simhash
+from dustonline.events.readers import parse_message
+from dustonline.events.sketch import digest, distance, simhash, sketch, tokens, visible_text
 
 _RNG = random.Random(42)
 VOCAB = ["".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(2, 10))) for _ in range(2000)]

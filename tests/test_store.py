@@ -3,11 +3,11 @@
 import msgspec
 import pytest
 
-from dustonline.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
-from dustonline.events import FetchEvent
-from dustonline import keyfilter
-from dustonline.keyfilter import KeyFilter
-from dustonline.store import memory_store, rocks_store
+from dustonline.learner.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
+from dustonline.events.event import FetchEvent
+from dustonline.state import keyfilter
+from dustonline.state.keyfilter import KeyFilter
+from dustonline.state.store import memory_store, rocks_store
 
 
 class Rec(msgspec.Struct, array_like=True):
@@ -176,7 +176,7 @@ def test_native_and_python_simhash_blocks_agree():
     same neighbours: re-adds move to the end, full slots drop their oldest entries."""
     import random
 
-    from dustonline import clusters as C
+    from dustonline.learner import clusters as C
 
     if C._native is None:
         pytest.skip("C kernels not built (DUSTONLINE_PURE_PYTHON or no compiler)")

@@ -2,9 +2,9 @@
 and incumbent keys (targets.py). The rules are the two goumai.com rules of the README's
 trace: each valid, with different targets."""
 
-from dustonline.adopt import adopt, group_spans, pin_groups
-from dustonline.rules import Rule
-from dustonline.targets import incumbent_keys, set_gain
+from dustonline.learner.adopt import adopt, group_spans, pin_groups
+from dustonline.rules.ruleset import Rule
+from dustonline.learner.keycheck import incumbent_keys, set_gain
 
 HEAD = r"^([^/?=&#;:.]+)\:\/\/([^/?=&#;:.]+)\.([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+?)(?:\?id)?(?:\=|_)([0-9]+)"
 # the print forms (and the main URL) -> story=N&page=<page or print value>

@@ -23,13 +23,13 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from dustonline import OnlineLearner, RuleSet
 from dustonline.config import load_config
-from dustonline.generate import GenConfig, generate, split_by_page
-from dustonline.partitions import PartitionedLearner
-from dustonline.rules import read_rules
-from stream.replay import replay
-from stream.subscriber import RuleSubscriber
+from dustonline.evaluation.generator import GenConfig, generate, split_by_page
+from dustonline.learner.partitioned import PartitionedLearner
+from dustonline.rules.ruleset import read_rules
+from dustonline_stream.replay import replay
+from dustonline_stream.subscriber import RuleSubscriber
 
-from stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until
+from dustonline_stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until
 
 pytestmark = pytest.mark.slow
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -188,8 +188,8 @@ def test_batched_replay_learns_what_one_event_per_message_learns(kafka_broker, s
     path, events, _ = stream_data
     cfg = service_config(kafka_broker, tmp_path, partitions=3)
     c = load_config(cfg)
-    from stream.admin import ensure_topics
-    from stream.topics import FORMAT_HEADER, JSONL
+    from dustonline_stream.admin import ensure_topics
+    from dustonline_stream.topics import FORMAT_HEADER, JSONL
 
     ensure_topics(c)
     prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
@@ -269,8 +269,8 @@ def test_bad_input_goes_to_the_dead_letter_topic(kafka_broker, stream_data, tmp_
     path, events, _ = stream_data
     cfg = service_config(kafka_broker, tmp_path, partitions=1)
     c = load_config(cfg)
-    from stream.admin import ensure_topics
-    from stream.topics import page_key, page_value
+    from dustonline_stream.admin import ensure_topics
+    from dustonline_stream.topics import page_key, page_value
 
     ensure_topics(c)
     prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")

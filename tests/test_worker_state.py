@@ -9,11 +9,11 @@ from rocksdict import Options, Rdict
 
 from dustonline import OnlineLearner
 from dustonline.config import ConfigError, config_from_dict
-from dustonline.events import BadEvent
-from dustonline.generate import GenConfig, generate
-from dustonline.readers import parse_message
-from dustonline.store import Store, rocks_store
-from stream.state import OFFSET_KEY, FaustTableBackend
+from dustonline.events.event import BadEvent
+from dustonline.evaluation.generator import GenConfig, generate
+from dustonline.events.readers import parse_message
+from dustonline.state.store import Store, rocks_store
+from dustonline_stream.state import OFFSET_KEY, FaustTableBackend
 
 
 class _Data:

@@ -63,8 +63,8 @@ import mmh3
 import numpy as np
 
 from ..config import Config
-from ..events import FetchEvent
-from ..rules import Rule, rule_order
+from ..events.event import FetchEvent
+from ..rules.ruleset import Rule, rule_order
 from .dustbuster_core import (END, DRule, Likely, Params, Record, _Evidence, _key, canonize, detect_likely,
                               eliminate_redundancies, refines_pair, show, similar, tokenize, url_list)
 from .dustbuster_rules import composed_rules, single_rule, translation_gap
@@ -218,7 +218,7 @@ def fit(events: list[FetchEvent], config: Config) -> list[Rule]:
 def from_access_log(paths, params: Params | None = None) -> list[Rule]:
     """The paper's main input: a web-server access log (URLs and sizes, no content), so the
     rules are likely DUST rules, not validated (§5.1-5.3 only)."""
-    from ..readers import read_events
+    from ..events.readers import read_events
 
     events = [e for e in read_events(paths, "accesslog") if isinstance(e, FetchEvent)]
     p = replace(params or Params(), validate=False)

@@ -14,8 +14,8 @@ from typing import Iterable, Sequence
 import mmh3
 import numpy as np
 
-from ..events import FetchEvent
-from ..urls import site_of
+from ..events.event import FetchEvent
+from ..rules.urls import site_of
 
 
 @dataclass(frozen=True)

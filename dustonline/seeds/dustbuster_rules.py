@@ -10,8 +10,8 @@ from typing import Iterable, Sequence
 
 import mmh3
 
-from ..rules import ACTIVE, Rule, RuleSet
-from ..urls import host_of, light_normalize
+from ..rules.ruleset import ACTIVE, Rule, RuleSet
+from ..rules.urls import host_of, light_normalize
 from .common import common_ends
 from .dustbuster_core import (_ALNUM, BEGIN, END, SEP, DRule, Params, Record, _key, _param_re, _url_of, canonize,
                               tokenize)

@@ -55,9 +55,9 @@ from typing import Iterable
 import mmh3
 
 from ..config import Config
-from ..events import FetchEvent
-from ..rules import ACTIVE, Rule, rule_order
-from ..urls import host_of, light_normalize
+from ..events.event import FetchEvent
+from ..rules.ruleset import ACTIVE, Rule, rule_order
+from ..rules.urls import host_of, light_normalize
 from .common import common_ends
 from .koppula_regex import CONVERT, translate
 from .koppula_tokens import DeepParams, ParsedURL, comp_view, deep_tokenize, deep_view, parse_url
@@ -262,8 +262,8 @@ def pairwise(u: Tok, v: Tok):
 def learn(events: Iterable[FetchEvent], config: Config | None = None,
           params: KoppulaParams | None = None) -> tuple[list[Rule], dict]:
     """Rules and counts per stage (Table 2's pair-wise / generalized / filtered)."""
-    from ..batch import cluster_events
-    from ..learner import OnlineLearner  # the holdout split DUSTER/DustLin use
+    from .dustlin import cluster_events
+    from ..learner.online import OnlineLearner  # the holdout split DUSTER/DustLin use
 
     cfg = config or Config().check()
     P = params or KoppulaParams()

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ..rules import CONVERSIONS as CONVERT
-from ..rules import parse_transformation
+from ..rules.ruleset import CONVERSIONS as CONVERT
+from ..rules.ruleset import parse_transformation
 from .koppula_tree import ABSENT, STAR
 
 _ANY = {"scheme": "[A-Za-z][A-Za-z0-9+.\\-]*", "host": "[^/?#]+", "path": "[^/?#]*", "query": "[^&#]*"}

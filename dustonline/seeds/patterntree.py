@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..config import Config
-from ..events import FetchEvent
-from ..urls import host_of, light_normalize, site_of_host, split_authority
+from ..events.event import FetchEvent
+from ..rules.urls import host_of, light_normalize, site_of_host, split_authority
 
 class _Star:
     """The generalized value '*' of a pattern: an object, so no URL's value equals it."""
@@ -540,8 +540,8 @@ def learn_site(urls: list[str], clusters: list, params: Params = Params()) -> li
 def fit(events: list[FetchEvent], config: Config, params: Params | None = None) -> list:
     """The batch contract (learners.py): one pattern tree per site over the training
     events' dup-clusters (batch.cluster_events)."""
-    from ..batch import cluster_events
-    from ..rules import rule_order
+    from .dustlin import cluster_events
+    from ..rules.ruleset import rule_order
 
     params = params or Params()
     by_site: dict = defaultdict(dict)

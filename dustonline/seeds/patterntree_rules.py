@@ -22,8 +22,8 @@ import hashlib
 import re
 from collections import Counter
 
-from ..rules import ACTIVE, Rule, rule_order
-from ..urls import light_normalize
+from ..rules.ruleset import ACTIVE, Rule, rule_order
+from ..rules.urls import light_normalize
 from .patterntree import IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, key_order, target_rule
 
 _SCHEME = r"([a-zA-Z][a-zA-Z0-9+.\-]*)"

@@ -64,12 +64,12 @@ from typing import Iterable
 
 import mmh3
 
-from ..batch import cluster_events
+from .dustlin import cluster_events
 from ..config import Config
-from ..events import FetchEvent
-from ..rules import ACTIVE, Rule, rule_order
-from ..rulegen import escape, escape_repl
-from ..urls import host_of, light_normalize, split_authority
+from ..events.event import FetchEvent
+from ..rules.ruleset import ACTIVE, Rule, rule_order
+from ..learner.induce import escape, escape_repl
+from ..rules.urls import host_of, light_normalize, split_authority
 
 Collection = tuple[str, str]                 # (host, path prefix): "" is the whole host
 Pair = tuple[Collection, Collection]         # ordered: a < b

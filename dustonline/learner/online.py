@@ -35,19 +35,19 @@ import mmh3
 import msgspec
 
 from .align import Consensus, add_url
-from .chunklog import ChunkLog
+from ..state.chunklog import ChunkLog
 from .clusters import ClusterIndex, url_key
 from .adopt import adopt
-from .config import Config
-from .events import FetchEvent
+from ..config import Config
+from ..events.event import FetchEvent
 from .generalize import Contribution, Group, contribution
 from .hosturls import HostURLs
 from .kvrules import PREFIX as KV_GROUP, KVRules
-from .rulegen import parts_of
-from .rules import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
-from .store import Store
-from .targets import incumbent_keys, set_gain
-from .urls import host_of, light_normalize, site_of_host
+from .induce import parts_of
+from ..rules.ruleset import ACTIVE, RETIRED, CompiledRule, Rule, RuleSet, rule_order
+from ..state.store import Store
+from .keycheck import incumbent_keys, set_gain
+from ..rules.urls import host_of, light_normalize, site_of_host
 from .validation import fpr, refines
 
 CANDIDATE, REDUNDANT = "candidate", "redundant"
@@ -171,7 +171,7 @@ class Learner:
 
 class OnlineLearner(Learner):
     def __init__(self, config: Config | None = None, store: Store | None = None):
-        from .store import memory_store
+        from ..state.store import memory_store
 
         self.cfg = config or Config().check()
         self.store = store if store is not None else memory_store(self.cfg.storage.cache_entries)

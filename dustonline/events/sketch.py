@@ -184,7 +184,7 @@ def event(body: bytes, url: str, ts: Any = None, status: int = 200, content_type
     raises ``events.BadEvent`` for a URL, time or status the learner would reject."""
     import time
 
-    from .events import event_from_dict
+    from .event import event_from_dict
 
     d = {"url": url, "ts": time.time() if ts is None else ts, "status": status}
     d.update((k, v) for k, v in sketch(body, content_type).items() if v is not None)

@@ -16,7 +16,7 @@ from typing import Iterable
 
 import msgspec
 
-from .rules import ACTIVE, CompiledRule, Rule, RuleError, RuleSet
+from .ruleset import ACTIVE, CompiledRule, Rule, RuleError, RuleSet
 
 _decode = msgspec.json.Decoder(Rule).decode
 

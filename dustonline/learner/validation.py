@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from .rules import CompiledRule
+from ..rules.ruleset import CompiledRule
 
 
 def pairs(n: int) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import msgspec
 
-from .rules import ACTIVE, RETIRED, Rule, rule_order
+from .ruleset import ACTIVE, RETIRED, Rule, rule_order
 
 _enc = msgspec.json.Encoder()
 _dec = msgspec.json.Decoder(dict[str, Rule])

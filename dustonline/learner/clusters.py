@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import struct
 
-from .events import FetchEvent
-from .store import Store, Table
-from .urls import host_of
+from ..events.event import FetchEvent
+from ..state.store import Store, Table
+from ..rules.urls import host_of
 
 BLOCKS = 4
 BLOCK_BITS = 16
@@ -27,7 +27,7 @@ MAX_PER_BLOCK = 32  # entries kept per block value; older ones age out
 _U64 = struct.Struct("<Q")
 
 try:  # optional C twins of near/add (setup.py); DUSTONLINE_PURE_PYTHON=1 turns them off
-    from . import _kernels as _native
+    from .. import _kernels as _native
 except ImportError:  # pragma: no cover - depends on the build
     _native = None
 if os.environ.get("DUSTONLINE_PURE_PYTHON"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import mmh3
 import msgspec
 
-from .rulegen import AmbiguousRule, alternation, char_bits, class_for, escape, render, segments, skeleton
+from .induce import AmbiguousRule, alternation, char_bits, class_for, escape, render, segments, skeleton
 from .tokenize import DELIMITERS
 
 

@@ -18,7 +18,7 @@ in the match gives the empty string:
 
 from __future__ import annotations
 
-from .rulegen import char_bits, class_for, escape
+from .induce import char_bits, class_for, escape
 
 MAX_KEYS = 4        # at most 4! = 24 orders of one key set in one alternation
 MAX_ORDERS = 6      # orders of one key set kept in a rule (the most seen)

@@ -28,13 +28,13 @@ from typing import Callable, Iterable
 
 import msgspec
 
-from .config import Config
-from .events import FetchEvent
-from .learners import Method
+from ..config import Config
+from ..events.event import FetchEvent
+from .methods import Method
 from .metrics import KeyStats, Metrics, evaluate_keys
-from .partitions import site_key
-from .rules import ACTIVE, Rule, RuleSet
-from .urls import host_of, light_normalize
+from ..events.routing import site_key
+from ..rules.ruleset import ACTIVE, Rule, RuleSet
+from ..rules.urls import host_of, light_normalize
 
 
 class Rec:
@@ -88,7 +88,7 @@ def load_truth(path: str | Path) -> tuple[dict[str, str], dict[str, str]]:
 
 def load_stream(inputs: Iterable[str], cfg: Config, truth: str | Path | None = None,
                 fmt: str | None = None) -> Stream:
-    from .readers import Rejected, read_events
+    from ..events.readers import Rejected, read_events
 
     events, rejected = [], 0
     for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length):

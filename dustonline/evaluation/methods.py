@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .config import Config
+from ..config import Config
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,14 @@ class Method:
 
 
 def _online(cfg: Config):
-    from .learner import OnlineLearner
+    from ..learner.online import OnlineLearner
 
     return OnlineLearner(cfg)
 
 
 def _batch(aligner: str):
     def fit(events, cfg: Config):
-        from .batch import learn
+        from ..seeds.dustlin import learn
 
         return learn(events, cfg, aligner)
     return fit
@@ -49,7 +49,7 @@ def _seed(module: str):
 
 
 def _none():
-    from .urls import light_normalize
+    from ..rules.urls import light_normalize
 
     return light_normalize
 

@@ -48,7 +48,7 @@ from typing import Callable, Iterator
 import mmh3
 import msgspec
 
-from .events import EMPTY_DIGEST, FetchEvent
+from ..events.event import EMPTY_DIGEST, FetchEvent
 
 __all__ = ["GenConfig", "generate", "generate_labeled", "site_layout", "drift_info", "write_stream",
            "write_layout", "parse_families", "FAMILIES", "DEFAULT_FAMILIES"]

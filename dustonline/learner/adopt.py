@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 
 from .generalize import escape
-from .rules import CompiledRule, Rule, RuleError, CONVERSIONS, parse_transformation
+from ..rules.ruleset import CompiledRule, Rule, RuleError, CONVERSIONS, parse_transformation
 
 
 @functools.lru_cache(maxsize=4096)

@@ -34,13 +34,13 @@ import mmh3
 
 from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
 from .generalize import Candidate
-from .permute import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
-from .rulegen import AmbiguousRule, render
-from .rules import parse_transformation
-from .urls import site_of_host
+from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
+from .induce import AmbiguousRule, render
+from ..rules.ruleset import parse_transformation
+from ..rules.urls import site_of_host
 
 if TYPE_CHECKING:
-    from .learner import OnlineLearner
+    from .online import OnlineLearner
 
 PREFIX = "kv:"   # the "group" of a kv rule's candidate record
 ORDER, CASE = "o", "c"

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .align import linear_alignment, progressive_alignment
-from .clusters import ClusterIndex, url_key
-from .config import Config
-from .events import FetchEvent
-from .generalize import Group, contribution
-from .rulegen import parts_of
-from .rules import ACTIVE, Rule, rule_order
-from .store import memory_store
-from .urls import host_of
-from .validation import fpr, refines, support_counts
+from ..learner.align import linear_alignment, progressive_alignment
+from ..learner.clusters import ClusterIndex, url_key
+from ..config import Config
+from ..events.event import FetchEvent
+from ..learner.generalize import Group, contribution
+from ..learner.induce import parts_of
+from ..rules.ruleset import ACTIVE, Rule, rule_order
+from ..state.store import memory_store
+from ..rules.urls import host_of
+from ..learner.validation import fpr, refines, support_counts
 
 
 def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[str]]:
@@ -47,7 +47,7 @@ def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[
 
 def learn(events: Iterable[FetchEvent], config: Config | None = None, aligner: str | None = None) -> list[Rule]:
     """Learn a validated, non-redundant rule set from all ``events`` at once."""
-    from .learner import OnlineLearner  # holdout split: one definition for both learners
+    from ..learner.online import OnlineLearner  # holdout split: one definition for both learners
 
     cfg = config or Config().check()
     L = cfg.learning

@@ -214,7 +214,7 @@ def _dp_py(xmid: list, ymid: list, p: int, score=score) -> tuple[float, list, in
 
 
 try:  # the optional C kernel (setup.py builds it where a compiler is present)
-    from ._kernels import dp as _dp
+    from .._kernels import dp as _dp
 
     NATIVE = True
 except ImportError:  # pragma: no cover - depends on the build

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import msgspec
 
-from .events import (DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, check_url, event_from_dict, normalize_digest,
+from .event import (DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, check_url, event_from_dict, normalize_digest,
                      parse_links, parse_simhash, parse_ts)
 
 FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc", "accesslog")

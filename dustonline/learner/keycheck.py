@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Iterable
 
-from .rules import CompiledRule, decide
-from .urls import host_of, light_normalize
+from ..rules.ruleset import CompiledRule, decide
+from ..rules.urls import host_of, light_normalize
 from .validation import pairs
 
 Rules = list[tuple[str, CompiledRule]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .store import Table
+from ..state.store import Table
 
 
 class HostURLs:
