@@ -31,7 +31,6 @@ import bisect
 import heapq
 from typing import Iterable
 
-import mmh3
 import msgspec
 
 from .align import Consensus, add_url
@@ -39,6 +38,8 @@ from ..state.chunklog import ChunkLog
 from .clusters import ClusterIndex, url_key
 from .adopt import adopt
 from ..config import Config
+from . import holdout as split
+from .protocol import LearnerBase
 from ..events.event import FetchEvent
 from .generalize import Contribution, Group, contribution
 from .hosturls import HostURLs
@@ -157,19 +158,7 @@ def _targeted_rule(rec: dict, published: bool = False, status: str = ACTIVE) -> 
                 version=rec.get("tver", 0), status=status, updated=rec["updated"])
 
 
-class Learner:
-    """What every learner of events offers besides ``learn_one`` and ``flush``."""
-
-    def learn_many(self, events: Iterable[FetchEvent]) -> list[Rule]:
-        """Learn a batch of events, then derive rules from all of it (``flush``)."""
-        out: list[Rule] = []
-        for ev in events:
-            out.extend(self.learn_one(ev))
-        out.extend(self.flush())
-        return out
-
-
-class OnlineLearner(Learner):
+class OnlineLearner(LearnerBase):
     def __init__(self, config: Config | None = None, store: Store | None = None):
         from ..state.store import memory_store
 
@@ -332,12 +321,7 @@ class OnlineLearner(Learner):
 
     # ------------------------------------------------------------------ learning
     def _validates(self, cid: str) -> bool:
-        if self.holdout <= 0:
-            return True
-        return (mmh3.hash(cid, 0x5EED, signed=False) % 10_000) < self.holdout * 10_000
-
-    def _trains(self, cid: str) -> bool:
-        return self.holdout <= 0 or not self._validates(cid)
+        return split.validates(cid, self.holdout)
 
     def _learn(self, ev: FetchEvent, out: list[Rule]) -> None:
         host = host_of(ev.url)

@@ -6,10 +6,11 @@ from ..config import Config
 from ..events.event import FetchEvent
 from ..events.routing import partition_for, site_key
 from ..rules.ruleset import Rule
-from .online import Learner, OnlineLearner
+from .online import OnlineLearner
+from .protocol import LearnerBase
 
 
-class PartitionedLearner(Learner):
+class PartitionedLearner(LearnerBase):
     """One OnlineLearner per partition, events routed as Kafka routes them, and their
     rule changes merged as the worker group merges them (rulemerge.py): what
     ``dustonline worker`` learns from a topic of ``partitions`` partitions."""

@@ -17,6 +17,7 @@ from typing import Iterable
 from ..learner.align import linear_alignment, progressive_alignment
 from ..learner.clusters import ClusterIndex, url_key
 from ..config import Config
+from ..learner import holdout as split
 from ..events.event import FetchEvent
 from ..learner.generalize import Group, contribution
 from ..learner.induce import parts_of
@@ -47,18 +48,16 @@ def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[
 
 def learn(events: Iterable[FetchEvent], config: Config | None = None, aligner: str | None = None) -> list[Rule]:
     """Learn a validated, non-redundant rule set from all ``events`` at once."""
-    from ..learner.online import OnlineLearner  # holdout split: one definition for both learners
 
     cfg = config or Config().check()
     L = cfg.learning
     aligner = aligner or L.aligner
-    split = OnlineLearner(cfg)
     members = cluster_events(events, cfg)
 
     groups: dict[str, Group] = {}
     for cid in sorted(members):
         urls = members[cid]
-        if len(urls) < 2 or len(urls) > L.max_cluster_urls or not split._trains(cid):
+        if len(urls) < 2 or len(urls) > L.max_cluster_urls or not split.trains(cid, L.holdout):
             continue
         sample = urls[: L.k]
         cons = linear_alignment(sample, L.k) if aligner == "dustlin" else progressive_alignment(sample)
@@ -73,7 +72,7 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None, aligner: s
 
     by_host: dict[str, list[tuple[str, str]]] = {}
     for cid in sorted(members):
-        if split._validates(cid):
+        if split.validates(cid, L.holdout):
             for u in members[cid]:
                 by_host.setdefault(host_of(u), []).append((u, cid))
 

@@ -55,6 +55,7 @@ from typing import Iterable
 import mmh3
 
 from ..config import Config
+from ..learner import holdout as split
 from ..events.event import FetchEvent
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize
@@ -263,11 +264,9 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None,
           params: KoppulaParams | None = None) -> tuple[list[Rule], dict]:
     """Rules and counts per stage (Table 2's pair-wise / generalized / filtered)."""
     from .dustlin import cluster_events
-    from ..learner.online import OnlineLearner  # the holdout split DUSTER/DustLin use
 
     cfg = config or Config().check()
     P = params or KoppulaParams()
-    split = OnlineLearner(cfg)
     members = cluster_events(events, cfg)
     tk = Tokenizer((u for cid in sorted(members) for u in members[cid]), P.deep)
 
@@ -276,7 +275,7 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None,
     n_pairs = 0
     for cid in sorted(members):
         urls = members[cid]
-        if len(urls) < 2 or not split._trains(cid):
+        if len(urls) < 2 or not split.trains(cid, cfg.learning.holdout):
             continue
         targets, sources = select(urls, P, tk.tok)
         for s in sources:
@@ -326,7 +325,7 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None,
     known = {light_normalize(u): cid for cid in sorted(members) for u in members[cid]}
     by_host: dict[str, list[tuple[str, str]]] = {}
     for cid in sorted(members):
-        if split._validates(cid):
+        if split.validates(cid, cfg.learning.holdout):
             for u in members[cid]:
                 by_host.setdefault(host_of(u), []).append((u, cid))
     kept: list[Rule] = []
