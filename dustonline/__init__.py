@@ -20,4 +20,6 @@ __all__ = [
     "BadEvent", "Config", "ConfigError", "FetchEvent", "OnlineLearner", "Rule", "RuleSet",
     "learn", "load_config", "memory_store", "rocks_store",
 ]
+# The one place the version is written: pyproject.toml reads it from here (a literal, read
+# without importing the package), so an installed distribution and a source checkout agree.
 __version__ = "0.1.0"
