@@ -12,26 +12,31 @@ from dustonline.events.event import FetchEvent
 from dustonline.evaluation.generator import GenConfig, write_stream
 from dustonline.evaluation.methods import METHODS, resolve
 from dustonline.evaluation.metrics import evaluate
-from dustonline.rules.ruleset import RETIRED, Rule
+from dustonline.learner.protocol import LearnerBase
+from dustonline.rules.book import RuleBook
+from dustonline.rules.ruleset import RETIRED, Rule, rule_order
 
 H = "http://shop.example.com"
 DROP_SID = Rule(id="r-sid", hosts=["shop.example.com"], context=r"^(http://shop\.example\.com/p/\d+)\?sid=\w+$",
                 transformation="$1", support=10)
 
 
-class Scripted:
+class Scripted(LearnerBase):
     """A learner that publishes given rule changes after given event indexes (0-based)."""
 
     def __init__(self, script):
         self.script, self.n = script, 0
+        self.book = RuleBook()
 
     def learn_one(self, ev):
         out = self.script.get(self.n, [])
         self.n += 1
+        for r in out:
+            self.book.update(r)
         return out
 
-    def flush(self):
-        return []
+    def rules(self):
+        return sorted(self.book.rules(), key=rule_order)
 
 
 def _stream(n_pages=6):

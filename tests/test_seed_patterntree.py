@@ -198,14 +198,14 @@ def test_few_rules_per_site_on_a_generated_stream(tmp_path):
     from dustonline.evaluation import prequential as evaluation
     from dustonline.config import Config
     from dustonline.evaluation.generator import GenConfig, write_stream
-    from dustonline.evaluation.methods import Method, resolve
+    from dustonline.evaluation.methods import Method, batch, resolve
     from dustonline.seeds.patterntree import fit
 
     gc = GenConfig(seed=3, sites=20, pages=6000)
     write_stream(gc, tmp_path / "s.jsonl", tmp_path / "t.jsonl")
     cfg = Config().check()
     st = evaluation.load_stream([str(tmp_path / "s.jsonl")], cfg, str(tmp_path / "t.jsonl"))
-    res = evaluation.run(st, cfg, resolve("dustlin") + [Method("patterntree", "batch", "Lei et al.", fit)],
+    res = evaluation.run(st, cfg, resolve("dustlin") + [Method("patterntree", "batch", "Lei et al.", batch(fit))],
                          progress=False)
     m = {x["name"]: x for x in res["methods"]}
     pt, dl = m["patterntree"], m["dustlin"]

@@ -13,7 +13,7 @@ from dustonline import evaluation
 from dustonline.config import Config
 from dustonline.events.event import BadEvent, FetchEvent, event_from_dict
 from dustonline.evaluation.generator import GenConfig, generate, site_layout, write_stream
-from dustonline.evaluation.methods import Method, resolve
+from dustonline.evaluation.methods import Method, batch, resolve
 from dustonline.events.readers import Rejected, _fast_jsonl, read_events
 from dustonline.rules.ruleset import RuleSet
 from dustonline.rules.urls import host_of
@@ -267,7 +267,7 @@ def test_collections_finds_mirrored_sites():
 def test_collections_coverage_against_online_and_dustlin(tmp_path):
     write_stream(GEN, tmp_path / "s.jsonl", tmp_path / "t.jsonl")
     st = evaluation.load_stream([str(tmp_path / "s.jsonl")], CFG, str(tmp_path / "t.jsonl"))
-    res = evaluation.run(st, CFG, resolve("online,dustlin") + [Method("replicas", "batch", "Cho et al.", fit)],
+    res = evaluation.run(st, CFG, resolve("online,dustlin") + [Method("replicas", "batch", "Cho et al.", batch(fit))],
                          progress=False)
     tail = {m["name"]: m["tail"] for m in res["methods"]}
     assert tail["replicas"]["lost"] == 0 and tail["replicas"]["np"] == 1.0

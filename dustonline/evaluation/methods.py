@@ -1,8 +1,10 @@
-"""The methods ``dustonline eval`` compares, behind three small contracts.
+"""The methods ``dustonline eval`` compares. Every learning method is a ``Learner``
+(learner/protocol.py); the kinds differ in how the evaluation trains it:
 
-- online: an object with ``learn_one(event) -> [rule changes]`` and ``flush()``, replayed
-  prequentially (its rules key each URL before that URL's fetch teaches anything);
-- batch: ``fit(events, config) -> [Rule]``, trained once on the stream's prefix;
+- online: replayed prequentially, ``learn_one`` event by event (its rules key each URL
+  before that URL's fetch teaches anything);
+- batch: a ``fit(events, config) -> [Rule]`` behind the protocol (seeds/refit.py), trained
+  once with ``learn_many`` over the stream's prefix;
 - static: a ``canonicalize(url) -> key`` function that learns nothing (what crawlers use today).
 
 Static canonicalizers come from optional packages (``pip install dustonline[eval]``); a
@@ -22,7 +24,7 @@ class Method:
     name: str
     kind: str          # "online", "batch" or "static"
     doc: str
-    make: Callable     # online: (Config) -> learner; batch: (events, Config) -> rules; static: () -> canonicalize
+    make: Callable     # online and batch: (Config) -> Learner; static: () -> canonicalize
 
 
 def _online(cfg: Config):
@@ -31,12 +33,21 @@ def _online(cfg: Config):
     return OnlineLearner(cfg)
 
 
+def batch(fit: Callable) -> Callable:
+    """The ``make`` of a batch method: ``fit(events, config) -> [Rule]`` as a Learner."""
+    def make(cfg: Config):
+        from ..seeds.refit import RefitLearner
+
+        return RefitLearner(fit, cfg)
+    return make
+
+
 def _batch(aligner: str):
     def fit(events, cfg: Config):
         from ..seeds.dustlin import learn
 
         return learn(events, cfg, aligner)
-    return fit
+    return batch(fit)
 
 
 def _seed(module: str):
@@ -45,7 +56,7 @@ def _seed(module: str):
         from importlib import import_module
 
         return import_module(f"dustonline.seeds.{module}").fit(events, cfg)
-    return fit
+    return batch(fit)
 
 
 def _none():

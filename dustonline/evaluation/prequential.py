@@ -30,6 +30,7 @@ import msgspec
 
 from ..config import Config
 from ..events.event import FetchEvent
+from ..learner.protocol import Learner, LearnerBase
 from .methods import Method
 from .metrics import KeyStats, Metrics, evaluate_keys
 from ..events.routing import site_key
@@ -125,7 +126,7 @@ class Replay:
     summary: dict
 
 
-def prequential(stream: Stream, learner, split_i: int, points: int = 60, progress: bool = False) -> Replay:
+def prequential(stream: Stream, learner: Learner, split_i: int, points: int = 60, progress: bool = False) -> Replay:
     events = stream.events
     rs = RuleSet()
     frozen = None
@@ -175,7 +176,7 @@ def prequential(stream: Stream, learner, split_i: int, points: int = 60, progres
     learn_s += clock() - t0
     apply(end, len(events), events[-1].ts if events else 0.0)
     return Replay(records, rs, frozen if frozen is not None else RuleSet(rs.rules()), timeline, curve, learn_s,
-                  learner.summary() if hasattr(learner, "summary") else {})
+                  learner.summary())
 
 
 # --------------------------------------------------------------------------- rule timings
@@ -421,8 +422,7 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
         wrapped = _Recording(learner, firsts)
         replays[m.name if m else ""] = prequential(stream, wrapped, split_i, points, progress)
         first_rules[m.name if m else ""] = firsts
-        if hasattr(learner, "close"):
-            learner.close()
+        learner.close()
     ref = replays[ref_method.name if ref_method else ""]
     recs = ref.records
     tail_recs = [r for r in recs if r.i >= split_i]
@@ -454,9 +454,12 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
     for m in (m for m in methods if m.kind == "batch"):
         say(f"training {m.name} on the prefix ({len(prefix):,} events) ...")
         t0 = time.perf_counter()
-        rules = m.make(prefix, cfg)
+        learner = m.make(cfg)
+        learner.learn_many(prefix)
+        rules = learner.rules()
         secs = time.perf_counter() - t0
         rs = RuleSet(rules)
+        learner.close()
         row(m.name, "batch", m.doc, len(rs), None, [rs.canonicalize(r.url) for r in tail_recs], secs)
     for m in (m for m in methods if m.kind == "static"):
         try:
@@ -528,24 +531,31 @@ def targets(rows: list[dict], online: str) -> dict:
     return out
 
 
-class _Nothing:
+class _Nothing(LearnerBase):
+    """A learner that learns nothing (the reference replay when no online method runs)."""
+
     def learn_one(self, ev):
-        return ()
+        return []
 
-    def flush(self):
-        return ()
+    def rules(self):
+        return []
 
 
-class _Recording:
+class _Recording(LearnerBase):
     """Passes a learner through, keeping each rule as first published (its hosts then)."""
 
-    def __init__(self, learner, firsts: dict):
+    def __init__(self, learner: Learner, firsts: dict):
         self.learner, self.firsts = learner, firsts
 
     def learn_one(self, ev):
         out = self.learner.learn_one(ev)
         if out:
             self._keep(out)
+        return out
+
+    def learn_many(self, events):
+        out = self.learner.learn_many(events)
+        self._keep(out)
         return out
 
     def flush(self):
@@ -558,5 +568,11 @@ class _Recording:
             if r.status == ACTIVE and r.id not in self.firsts:
                 self.firsts[r.id] = r
 
+    def rules(self):
+        return self.learner.rules()
+
     def summary(self):
-        return self.learner.summary() if hasattr(self.learner, "summary") else {}
+        return self.learner.summary()
+
+    def close(self):
+        self.learner.close()
