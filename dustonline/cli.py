@@ -1,11 +1,12 @@
 """The ``dustonline`` command: a thin layer over the library.
 
 Other tools depend on these forms; change them only compatibly:
-  dustonline learn INPUT... --rules-out RULES.jsonl [--state DIR] [--config FILE] [--format F] [--partitions N]
+  dustonline --version
+  dustonline learn INPUT... --rules-out RULES.jsonl|- [--state DIR] [--config FILE] [--format F] [--partitions N]
   dustonline canonicalize --rules RULES.jsonl [INPUT]
   dustonline rules show RULES.jsonl
   dustonline explain --rules RULES.jsonl URL
-  dustonline demo
+  dustonline demo [--rules-out RULES.jsonl|-]
   dustonline generate --events OUT.jsonl[.gz] --truth TRUTH.jsonl[.gz] [--sites N --pages N --seed S]
   dustonline replay INPUT... [--topic T] [--rate N] [--config FILE]
   dustonline subscribe [--follow] [--rules-out FILE] [--config FILE]
@@ -22,6 +23,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from . import __version__
 from .config import ConfigError, load_config
 from .rules.ruleset import RuleError, RuleSet, read_rules, write_rules
 
@@ -44,11 +46,14 @@ def _parser() -> argparse.ArgumentParser:
     from .events.readers import FORMATS
 
     p = argparse.ArgumentParser(prog="dustonline", description="Online learner of URL canonicalization (DUST) rules.")
+    p.add_argument("--version", action="version", version=f"dustonline {__version__}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     s = sub.add_parser("learn", help="learn rules from fetch events, in order, and write the active rule set")
     s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files (JSON lines, crawl.log, CDX, CDXJ, WARC; .gz ok; - = stdin)")
-    s.add_argument("--rules-out", required=True, metavar="RULES.jsonl")
+    s.add_argument("--rules-out", required=True, metavar="RULES.jsonl",
+                   help="write the active rule set here (JSON lines; - = stdout, the summary stays on stderr)")
     s.add_argument("--state", metavar="DIR", help="RocksDB state directory (default: a temporary one)")
     s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
     s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
@@ -68,17 +73,18 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("rules", help="inspect a rules file")
     rs = s.add_subparsers(dest="rules_cmd", required=True, metavar="SUBCOMMAND")
     s2 = rs.add_parser("show", help="readable table of the rules")
-    s2.add_argument("path", metavar="RULES.jsonl")
+    s2.add_argument("path", metavar="RULES.jsonl", help="a rules file (dustonline learn --rules-out)")
     s2.add_argument("--all", action="store_true", help="also retired records")
     s2.set_defaults(func=cmd_rules_show)
 
     s = sub.add_parser("explain", help="which rule decides a URL, and its key")
-    s.add_argument("--rules", required=True, metavar="RULES.jsonl")
-    s.add_argument("url", metavar="URL")
+    s.add_argument("--rules", required=True, metavar="RULES.jsonl", help="a rules file (dustonline learn --rules-out)")
+    s.add_argument("url", metavar="URL", help="the URL to explain")
     s.set_defaults(func=cmd_explain)
 
     s = sub.add_parser("demo", help="learn on the bundled sample stream and show what it saves")
-    s.add_argument("--rules-out", default=None, metavar="RULES.jsonl", help="also write the learned rules here")
+    s.add_argument("--rules-out", default=None, metavar="RULES.jsonl",
+                   help="also write the learned rules here (- = stdout; the report then goes to stderr)")
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("generate", help="write a synthetic multi-site fetch stream with ground truth")
@@ -86,9 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("truth", nargs="?", metavar="TRUTH", help="ground-truth file to write ({url, truth} lines)")
     s.add_argument("--events", dest="events_opt", metavar="OUT.jsonl", help="same as EVENTS (older form)")
     s.add_argument("--truth", dest="truth_opt", metavar="TRUTH.jsonl", help="same as TRUTH (older form)")
-    s.add_argument("--sites", type=int, default=50)
-    s.add_argument("--pages", type=int, default=20000)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--sites", type=int, default=50, metavar="N", help="number of sites (default: %(default)s)")
+    s.add_argument("--pages", type=int, default=20000, metavar="N",
+                   help="distinct page contents over all sites; traps add more (default: %(default)s)")
+    s.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="random seed; the same seed writes the same stream (default: %(default)s)")
     s.add_argument("--dup-rate", type=float, metavar="F", help="share of pages also fetched under alias URLs (default 0.35)")
     s.add_argument("--noise", type=float, metavar="F", help="share of trap events (default 0.02)")
     s.add_argument("--families", metavar="a,b,c", help="alias families sites may use (names as in generate.FAMILIES, or all)")
@@ -114,8 +122,8 @@ def _parser() -> argparse.ArgumentParser:
 
     s.add_argument("--learner", default="all", metavar="NAME[,NAME]",
                    help=f"methods to compare: {', '.join(METHODS)}, or all (default)")
-    s.add_argument("--config", metavar="FILE")
-    s.add_argument("--format", choices=FORMATS)
+    s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
+    s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
     s.add_argument("--tail", type=float, default=0.2, help="held-out share of the events, at the end (default: %(default)s)")
     s.add_argument("--report", metavar="DIR", help="write DIR/index.html (plots) and DIR/report.json")
     s.add_argument("--json", metavar="FILE", help="write the figures as JSON here (no plots)")
@@ -228,7 +236,7 @@ def cmd_learn(args) -> int:
     learner, dlq, secs = run_learner(args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet,
                                      args.partitions)
     rules = learner.rules()
-    n = write_rules(args.rules_out, rules)
+    n = write_rules_out(args.rules_out, rules)
     s = learner.summary()
     learner.close()
     rate = s["events"] / secs if secs > 0 else 0.0
@@ -239,12 +247,23 @@ def cmd_learn(args) -> int:
         f"urls        {s['urls']:>10,}",
         f"clusters    {s['clusters']:>10,}",
         f"candidates  {s['candidates']:>10,}",
-        f"active rules{n:>10,}  -> {args.rules_out}",
+        f"active rules{n:>10,}  -> {'stdout' if args.rules_out == '-' else args.rules_out}",
     ]
     if dlq.total:
         lines.append(f"dead letters written to {args.dead_letter}")
     print("\n".join(lines), file=sys.stderr)
     return 0
+
+
+def write_rules_out(dest: str, rules) -> int:
+    """``write_rules`` to the file ``dest``, or to standard output for ``-`` (as an input
+    of ``-`` is standard input)."""
+    if dest != "-":
+        return write_rules(dest, rules)
+    sys.stdout.flush()  # whatever was printed before comes first
+    n = write_rules(sys.stdout.buffer, rules)
+    sys.stdout.buffer.flush()
+    return n
 
 
 # ------------------------------------------------------------------ canonicalize / explain / show
@@ -318,18 +337,21 @@ def sample_paths() -> tuple[Path, Path]:
 def cmd_demo(args) -> int:
     from .config import Config
 
+    # with --rules-out -, standard output carries the rules only and the report goes to stderr
+    out = sys.stderr if args.rules_out == "-" else sys.stdout
     events, truth_path = sample_paths()
-    print(f"Learning on the bundled sample stream {events.name} (embedded mode, RocksDB in a temp dir) ...")
+    print(f"Learning on the bundled sample stream {events.name} (embedded mode, RocksDB in a temp dir) ...",
+          file=out)
     cfg = Config().check()
     learner, dlq, secs = run_learner([events], cfg, progress=True)
     rules = learner.rules()
     s = learner.summary()
     learner.store.close()
     print(f"{s['events']:,} events in {secs:.1f} s ({s['events'] / secs:,.0f}/s): {s['urls']:,} URLs, "
-          f"{s['clusters']:,} clusters, {s['candidates']:,} candidates, {len(rules)} active rules\n")
-    print(format_rules(rules[:15]))
+          f"{s['clusters']:,} clusters, {s['candidates']:,} candidates, {len(rules)} active rules\n", file=out)
+    print(format_rules(rules[:15]), file=out)
     if len(rules) > 15:
-        print(f"... and {len(rules) - 15} more")
+        print(f"... and {len(rules) - 15} more", file=out)
     from .evaluation.prequential import load_truth
     from .evaluation.metrics import evaluate
 
@@ -338,10 +360,12 @@ def cmd_demo(args) -> int:
     rs = RuleSet(rules)
     m = evaluate(truth, rs.canonicalize)
     base = evaluate(truth, RuleSet().canonicalize)
-    print(f"\nWhat the rules would save on these {m.urls:,} distinct URLs ({m.contents:,} distinct contents):")
-    print(f"  fetches needed   {m.keys:,} instead of {base.keys:,}  (compression {m.compression:.1%}; light normalization alone: {base.compression:.1%})")
-    print(f"  duplicates merged  {m.coverage:.1%} of all duplicate URLs (coverage)")
-    print(f"  contents lost      {m.lost} ({m.lost_rate:.2%}): distinct pages merged away, never fetched")
+    print(f"\nWhat the rules would save on these {m.urls:,} distinct URLs ({m.contents:,} distinct contents):",
+          file=out)
+    print(f"  fetches needed   {m.keys:,} instead of {base.keys:,}  (compression {m.compression:.1%}; "
+          f"light normalization alone: {base.compression:.1%})", file=out)
+    print(f"  duplicates merged  {m.coverage:.1%} of all duplicate URLs (coverage)", file=out)
+    print(f"  contents lost      {m.lost} ({m.lost_rate:.2%}): distinct pages merged away, never fetched", file=out)
     by_key: dict[str, list[str]] = {}
     rule_of: dict[str, str] = {}
     for u in truth:
@@ -349,18 +373,18 @@ def cmd_demo(args) -> int:
         by_key.setdefault(key, []).append(u)
         if rule is not None:
             rule_of.setdefault(key, rule.id)
-    print("\nOne example per rule (the key, and URLs a crawler now fetches once):")
+    print("\nOne example per rule (the key, and URLs a crawler now fetches once):", file=out)
     shown: set[str] = set()
     for key, urls in sorted(by_key.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         rid = rule_of.get(key)
         if len(urls) > 1 and rid and rid not in shown and len(shown) < 8:
             shown.add(rid)
-            print(f"  {rid}  {key}")
+            print(f"  {rid}  {key}", file=out)
             for u in urls[:3]:
-                print(f"      <- {u}")
+                print(f"      <- {u}", file=out)
     if args.rules_out:
-        write_rules(args.rules_out, rules)
-        print(f"\nrules written to {args.rules_out}")
+        write_rules_out(args.rules_out, rules)
+        print(f"\nrules written to {'stdout' if args.rules_out == '-' else args.rules_out}", file=out)
     return 0
 
 

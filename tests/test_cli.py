@@ -1,11 +1,15 @@
 """The command forms other tools depend on, run as a user runs them."""
 
+import argparse
 import json
 import subprocess
 import sys
+from importlib.metadata import version
 
 import pytest
 
+import dustonline
+from dustonline.cli import _parser
 from dustonline.evaluation.generator import GenConfig, write_stream
 from dustonline.rules.ruleset import read_rules
 
@@ -124,3 +128,53 @@ def test_learn_derives_rules_from_the_tail_of_a_short_stream(tmp_path):
     rules = tmp_path / "r.jsonl"
     run("learn", events, "--rules-out", rules, "--config", cfg)
     assert len(list(read_rules(rules))) == 1
+
+
+def test_version():
+    p = run("--version")
+    assert p.stdout == f"dustonline {dustonline.__version__}\n"
+    assert version("dustonline") == dustonline.__version__, \
+        "the installed metadata is of another version: reinstall (pip install -e .)"
+
+
+def test_learn_rules_out_dash_writes_the_rules_to_stdout(learned, tmp_path):
+    d, rules, _, _ = learned
+    p = run("learn", d / "events.jsonl", "--rules-out", "-", "--state", tmp_path / "state",
+            "--dead-letter", tmp_path / "dead.jsonl", "--config", "configs/small-site.yaml")
+    assert p.stdout.encode() == rules.read_bytes()  # the same bytes a file gets
+    out = tmp_path / "stdout.jsonl"
+    out.write_text(p.stdout)
+    assert list(read_rules(out)) == list(read_rules(rules))
+    assert "active rules" in p.stderr and "-> stdout" in p.stderr  # the summary stays on stderr
+
+
+def test_demo_rules_out_dash_writes_the_rules_to_stdout_and_the_report_to_stderr(tmp_path):
+    to_file = tmp_path / "rules.jsonl"
+    run("demo", "--rules-out", to_file)
+    p = run("demo", "--rules-out", "-")
+    assert p.stdout.encode() == to_file.read_bytes()
+    assert list(read_rules(to_file))
+    assert "duplicates merged" in p.stderr and "rules written to stdout" in p.stderr
+
+
+def _options_without_help(parser, path):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not helps.get(name):
+                    yield f"{' '.join(path)} {name} (the command)"
+                yield from _options_without_help(sub, path + [name])
+        elif not action.help or action.help == argparse.SUPPRESS:
+            yield f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}"
+
+
+def test_every_option_of_every_command_has_help():
+    """Plugin commands included (dustonline_stream registers replay, subscribe, worker and
+    canonicalize --from-topic through the dustonline.commands entry point)."""
+    parser = _parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"learn", "canonicalize", "rules", "explain", "demo", "generate", "sketch", "eval"} <= set(commands)
+    assert {"replay", "subscribe", "worker"} <= set(commands), "the dustonline_stream commands are not registered"
+    assert "--from-topic" in commands["canonicalize"]._option_string_actions
+    assert list(_options_without_help(parser, ["dustonline"])) == []
