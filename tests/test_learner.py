@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from dustonline.learner.holdout import validates
 from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
 from dustonline.events.event import EMPTY_DIGEST
@@ -179,7 +180,7 @@ def test_simhash_and_canonical_hints_join_clusters():
     ]
     learner, _ = run(evs)
     urls = dict(learner.store.table("url").items())
-    cid = {k.split("\x00")[1]: v[0] for k, v in urls.items()}
+    cid = {k.split("\x00")[1]: v.cluster for k, v in urls.items()}
     assert cid["http://n.com/a/1"] == cid["http://n.com/a/1?print=1"]
     assert cid["http://n.com/b/1"] != cid["http://n.com/a/1"]  # 16 bits away
     assert cid["http://n.com/c?x=1"] == cid["http://n.com/c"]
@@ -224,11 +225,11 @@ def test_validation_counts_equal_brute_force_at_any_refresh_schedule(refresh_eve
     learner, _ = run(events, {**CFG, "learning": {**CFG["learning"], "refresh_every": refresh_every}})
     cands = learner.candidates()
     assert cands
-    stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v[0]) for k, v in learner.store.table("url").items()]
+    stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v.cluster) for k, v in learner.store.table("url").items()]
     for c in cands:
-        compiled = learner._cands[c["id"]].compiled
+        compiled = learner.book[c["id"]].compiled
         forms = [(f, cid) for url, host, cid in stored
-                 if host in c["hosts"] and learner._validates(cid) and (f := compiled.apply(url)) is not None]
+                 if host in c["hosts"] and validates(cid, learner.cfg.learning.holdout) and (f := compiled.apply(url)) is not None]
         assert (c["nsupp"], c["nci"]) == support_counts(forms), c["context"]
 
 
@@ -257,9 +258,9 @@ def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
     assert learner.summary()["evicted_urls"] == len(first_seen) - 60
     from dustonline.learner.validation import support_counts
 
-    stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v[0]) for k, v in learner.store.table("url").items()]
+    stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v.cluster) for k, v in learner.store.table("url").items()]
     for c in learner.candidates():
-        compiled = learner._cands[c["id"]].compiled
+        compiled = learner.book[c["id"]].compiled
         forms = [(f, cid) for url, host, cid in stored if host in c["hosts"] and (f := compiled.apply(url)) is not None]
         assert (c["nsupp"], c["nci"]) == support_counts(forms)
 

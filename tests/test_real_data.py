@@ -14,7 +14,7 @@ def learn_file(path, **learning):
         else:
             learner.learn_one(item)
     learner.flush()
-    cids = {k.split("\x00", 1)[1]: v[0] for k, v in learner.store.table("url").items()}
+    cids = {k.split("\x00", 1)[1]: v.cluster for k, v in learner.store.table("url").items()}
     return learner, cids, rejected
 
 
@@ -50,7 +50,7 @@ def test_path_alias_is_proposed_but_refused_by_validation_on_netarkivet(real_dat
     learner, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0)
     alias = [c for c in learner.candidates() if "netarchive|netarkivet" in c["context"]]
     assert len(alias) == 1 and alias[0]["freq"] >= 11
-    rule = learner._cands[alias[0]["id"]].compiled
+    rule = learner.book[alias[0]["id"]].compiled
     first: dict[str, str] = {}
     for ev in read_events([real_data / "heritrix1-crawl-9.log"]):
         if not isinstance(ev, Rejected) and ev.teaches:

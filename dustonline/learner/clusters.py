@@ -154,7 +154,7 @@ class ClusterIndex:
             if ev.canonical and ev.canonical != ev.url:
                 rec = self.urls.get(url_key(host_of(ev.canonical), ev.canonical))
                 if rec is not None:
-                    cid = self._live(rec[0])
+                    cid = self._live(rec.cluster)
             if cid is None and self._any_hints:  # most streams carry few or no hints
                 cid = self._live(self.hints.get(ev.url))
         slots = None

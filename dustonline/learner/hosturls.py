@@ -31,7 +31,7 @@ class HostURLs:
             self.hosts.move_to_end(host)
             return d
         cut = len(host) + 1
-        d = {ukey[cut:]: rec[0] for ukey, rec in self.urls.items(host + "\x00") if rec[3]}
+        d = {ukey[cut:]: rec.cluster for ukey, rec in self.urls.items(host + "\x00") if rec.validates}
         self.hosts[host] = d
         self.size += len(d)
         while self.size > self.cap and len(self.hosts) > 1:

@@ -1,6 +1,7 @@
 """Rules alignment cannot express, learned from dup-clusters as Koppula et al. would:
-parameter order (permute.py) and letter case (casefold.py). learner.py calls the hooks
-of ``KVRules``; everything else stays the learner's own machinery.
+parameter order (paramorder.py) and letter case (casefold.py). Rule induction
+(induction.py) and the coordinator call the hooks of ``KVRules``; candidates go through
+the same lifecycle as aligned ones (lifecycle.py).
 
 Evidence: each training cluster's sample is checked for two URLs that list the same
 key=value pairs in another order, or whose paths differ in case only
@@ -28,7 +29,6 @@ learner derives the same variants.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import mmh3
 
@@ -38,9 +38,11 @@ from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_ou
 from .induce import AmbiguousRule, render
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
-
-if TYPE_CHECKING:
-    from .online import OnlineLearner
+from ..state.store import Store
+from .candidates import CandidateBook
+from .counts import ValidationCounts
+from .lifecycle import Lifecycle
+from .records import KVRec
 
 PREFIX = "kv:"   # the "group" of a kv rule's candidate record
 ORDER, CASE = "o", "c"
@@ -143,21 +145,23 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
 
 
 class KVRules:
-    """The kv state of one OnlineLearner, in its store. learner.py calls ``cluster``
-    when a cluster's sample changes or it is evicted, ``count_url`` when a validation
-    URL is counted in or out, ``refresh`` for a dirty ``kv:`` group, ``variants`` when a
-    group's candidates are derived, ``recheck`` after each derivation."""
+    """The kv state of one learner, in its store. Induction calls ``cluster`` when a
+    cluster's sample changes or it is evicted, ``refresh`` for a dirty ``kv:`` group,
+    ``variants`` when a group's candidates are derived, ``recheck`` after each derivation;
+    the coordinator calls ``count_url`` when a validation URL is counted in or out."""
 
-    def __init__(self, learner: "OnlineLearner"):
-        self.learner = learner
-        self.table = learner.store.table("kv")
-        self.card_set = learner.card_set
+    def __init__(self, store: Store, book: CandidateBook, lifecycle: Lifecycle, counts: ValidationCounts,
+                 dirty_groups: set[str], *, card_set: int, min_freq: int):
+        self.book, self.lifecycle, self.counts = book, lifecycle, counts
+        self.dirty_groups = dirty_groups
+        self.table = store.table("kv", type=KVRec)
+        self.card_set, self.min_freq = card_set, min_freq
         self._live: set[str] = set()     # keys with a candidate or with variants derived
         self._trusted: dict[str, list] = {}  # host -> [permutations, lower-case paths?]
         # validation URLs with capitals in their path, per host (``count_url``)
-        self.upper = learner.store.table("kv-upper")
+        self.upper = store.table("kv-upper")
         for key, rec in self.table.items():
-            if rec.get("used") is not None or kv_id(key) in learner._cands:
+            if rec.used is not None or kv_id(key) in book:
                 self._live.add(key)
         self._index()
 
@@ -176,9 +180,9 @@ class KVRules:
         return True
 
     def _apply(self, key: str, hosts, orders, bits, sign: int) -> None:
-        r = self.table.get(key) or {"n": 0, "hosts": {}, "orders": {}, "bits": [0] * len(bits), "used": None}
-        r["n"] += sign
-        for counts, items in ((r["hosts"], hosts), (r["orders"], ["\x1f".join(o) for o in orders])):
+        r = self.table.get(key) or KVRec(bits=[0] * len(bits))
+        r.n += sign
+        for counts, items in ((r.hosts, hosts), (r.orders, ["\x1f".join(o) for o in orders])):
             for item in items:
                 left = counts.get(item, 0) + sign
                 if left > 0:
@@ -186,51 +190,50 @@ class KVRules:
                 else:
                     counts.pop(item, None)
         if sign > 0:  # classes only widen, as generalize.py's slots do
-            r["bits"] = [a | b for a, b in zip(r["bits"], bits)]
+            r.bits = [a | b for a, b in zip(r.bits, bits)]
         self.table[key] = r
-        self.learner._dirty_groups.add(PREFIX + key)
+        self.dirty_groups.add(PREFIX + key)
 
     @staticmethod
-    def _shape(r: dict) -> list:
+    def _shape(r: KVRec) -> list:
         """[orders, bits, hosts] a kv rule is made of (orders: the most seen)."""
-        orders = sorted(r["orders"], key=lambda o: (-r["orders"][o], o))[:MAX_ORDERS]
-        return [[o.split("\x1f") for o in sorted(orders)], list(r["bits"]), sorted(r["hosts"])]
+        orders = sorted(r.orders, key=lambda o: (-r.orders[o], o))[:MAX_ORDERS]
+        return [[o.split("\x1f") for o in sorted(orders)], list(r.bits), sorted(r.hosts)]
 
     # candidates ----------------------------------------------------------
-    def refresh(self, sid: str, out: list) -> None:
+    def refresh(self, sid: str) -> None:
         """(Re)derive the kv rule of one evidence key, or drop it."""
-        L = self.learner
         key = sid[len(PREFIX):]
         r = self.table.get(key)
         rid = kv_id(key)
-        if r is None or r["n"] < L.min_freq or (key[0] == ORDER and not r["orders"]):
-            if rid in L._cands:
-                L._drop_candidate(rid, out)
-            if r is not None and r["n"] <= 0 and r.get("used") is None:
+        if r is None or r.n < self.min_freq or (key[0] == ORDER and not r.orders):
+            if rid in self.book:
+                self.lifecycle.drop(rid)
+            if r is not None and r.n <= 0 and r.used is None:
                 self.table.pop(key)
                 self._live.discard(key)
             return
         shape = self._shape(r)
         context, transformation = rule_of(key, shape)
-        L._upsert_candidate(Candidate(rid, context, transformation, r["n"], tuple(shape[2])), sid, out)
+        self.lifecycle.upsert(Candidate(rid, context, transformation, r.n, tuple(shape[2])), sid)
         self._live.add(key)
 
     def recheck(self) -> bool:
         """Follow the kv rules' validity: one that became valid (or changed, or stopped
         being valid) re-derives the groups of the candidates on its hosts. True when some
         group was marked dirty."""
-        L = self.learner
+        book = self.book
         hosts: set[str] = set()
         for key in sorted(self._live):
             r = self.table.get(key)
-            cand = L._cands.get(kv_id(key))
-            want = self._shape(r) if r is not None and cand is not None and L._valid(cand.rec) else None
-            used = r.get("used") if r is not None else None
+            cand = book.get(kv_id(key))
+            want = self._shape(r) if r is not None and cand is not None and self.counts.valid(cand.rec) else None
+            used = r.used if r is not None else None
             if want != used:
                 hosts.update(used[2] if used else ())
                 hosts.update(want[2] if want else ())
-                r["used"] = want
-                if want is None and r["n"] <= 0:
+                r.used = want  # type: ignore[union-attr]
+                if want is None and r.n <= 0:  # type: ignore[union-attr]
                     self.table.pop(key)
                 else:
                     self.table[key] = r
@@ -241,10 +244,10 @@ class KVRules:
         self._index()
         marked = False
         for h in sorted(hosts):
-            for rid in L._by_host.get(h, ()):
-                sid = L._cands[rid].rec["group"]
+            for rid in book.on(h):
+                sid = book[rid].rec.group
                 if not sid.startswith(PREFIX):
-                    L._dirty_groups.add(sid)
+                    self.dirty_groups.add(sid)
                     marked = True
         return marked
 
@@ -252,7 +255,7 @@ class KVRules:
         trusted: dict[str, list] = {}
         for key in sorted(self._live):
             r = self.table.get(key)
-            used = r.get("used") if r is not None else None
+            used = r.used if r is not None else None
             if not used:
                 continue
             orders, bits, hosts = used

@@ -16,6 +16,7 @@ from typing import Iterable
 
 from ..learner.align import linear_alignment, progressive_alignment
 from ..learner.clusters import ClusterIndex, url_key
+from ..learner.records import URLRec
 from ..config import Config
 from ..learner import holdout as split
 from ..events.event import FetchEvent
@@ -40,7 +41,7 @@ def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[
         if key in urls:
             continue
         cid = index.assign(ev)
-        urls[key] = [cid, ev.ts]
+        urls[key] = URLRec(cid, ev.ts, 0, False)
         clusters[cid] = 1
         members.setdefault(cid, []).append(ev.url)
     return members

@@ -1,0 +1,100 @@
+"""Validation counts (thesis Alg. 3/8, kept as running sums, as DustLin-MR's reduce):
+every candidate of a host counts each validation URL of that host. A canonical form going
+from n to n+1 URLs adds n pairs to Nsupp, and n' to Nci when n' of those URLs share its
+cluster; a URL leaving subtracts the same."""
+
+from __future__ import annotations
+
+from ..state.store import Store
+from .candidates import Cand, CandidateBook
+from .hosturls import HostURLs
+from .records import CandRec
+from .validation import fpr
+
+_WIDE = 16  # clusters per validation form kept as a flat list before it becomes a dict
+
+
+class ValidationCounts:
+    def __init__(self, store: Store, book: CandidateBook, host_urls: HostURLs,
+                 min_freq: int, min_supp: int, fpr_max: float):
+        self.vcount = store.table("vcount", filtered=True)
+        self.book = book
+        self.host_urls = host_urls
+        self.min_freq, self.min_supp, self.fpr_max = min_freq, min_supp, fpr_max
+
+    def valid(self, rec: CandRec) -> bool:
+        nsupp = rec.nsupp
+        return rec.freq >= self.min_freq and nsupp >= self.min_supp and fpr(nsupp, rec.nci) <= self.fpr_max + 1e-12
+
+    def backfill(self, rid: str, hosts, delta: int = 1) -> None:
+        """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
+        a candidate appeared, changed, or gained or lost hosts."""
+        cand = self.book[rid]
+        count = self.count_one
+        for h in hosts:
+            for url, cid in self.host_urls.of(h).items():
+                count(cand, url, cid, delta)
+        self.book.save(cand.rec)
+
+    def count_one(self, cand: Cand, url: str, cid: str, delta: int) -> bool:
+        """One URL in or out of a rule's counts: a form going n -> n+1 adds n pairs."""
+        form = cand.compiled.apply(url)
+        if form is None:
+            return False
+        rec = cand.rec
+        fkey = _prefix(rec) + form
+        # [URLs with this form, cluster, its URLs, cluster, ...]; past _WIDE clusters the
+        # pairs move into a dict, [n, {cluster: URLs}], so a rule that lumps many clusters
+        # into one form (an invalid one, kept counting) costs O(1) per URL, not O(clusters)
+        entry = self.vcount.get(fkey)
+        if entry is None:
+            entry = [0]
+        n = entry[0]
+        if len(entry) == 2:  # [n, {cluster: URLs}]
+            wide = entry[1]
+            k = wide.get(cid, 0)
+        else:
+            wide = None
+            for at in range(1, len(entry), 2):
+                if entry[at] == cid:
+                    k = entry[at + 1]
+                    break
+            else:
+                at, k = len(entry), 0
+                entry += (cid, 0)
+        if delta > 0:
+            rec.nsupp += n
+            rec.nci += k
+            n, k = n + 1, k + 1
+        else:
+            n, k = n - 1, k - 1
+            rec.nsupp -= n
+            rec.nci -= k
+        if n <= 0:
+            self.vcount.pop(fkey)
+            return True
+        entry[0] = n
+        if wide is not None:
+            if k > 0:
+                wide[cid] = k
+            else:
+                del wide[cid]
+        elif k > 0:
+            entry[at + 1] = k
+            if len(entry) > 2 * _WIDE:
+                entry[1:] = [dict(zip(entry[1::2], entry[2::2]))]
+        else:
+            del entry[at : at + 2]
+        self.vcount[fkey] = entry
+        return True
+
+    def reset(self, rec: CandRec) -> None:
+        """Forget a rule's counts: a new epoch for its keys, one range delete for the old."""
+        prefix = _prefix(rec)
+        rec.epoch += 1
+        rec.nsupp = rec.nci = 0
+        self.vcount.drop_prefix(prefix)
+
+
+def _prefix(rec: CandRec) -> str:
+    return f"{rec.id}\x1f{rec.epoch}\x00"

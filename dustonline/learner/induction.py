@@ -1,0 +1,136 @@
+"""Rule induction: what each dup-cluster teaches (its aligned sample -> rule parts ->
+a contribution to its shape group, generalize.py), and each changed group's candidates
+(freq >= min_freq), handed to the lifecycle. Debounced: clusters and groups marked dirty
+are re-derived at ``flush``."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..state.store import Store
+from .align import Consensus
+from .generalize import Contribution, Group, contribution
+from .induce import parts_of
+from .kvrules import PREFIX as KV_GROUP
+from .kvrules import KVRules
+from .lifecycle import Lifecycle
+from .records import ClusterRec, GroupRec
+
+
+def pack(cons: Consensus) -> list[str]:
+    """A consensus row as one string (NUL never occurs in an accepted URL; a gap is the
+    empty token): a cached cluster costs one string per row, not one per token."""
+    return ["\x00".join(row) for row in cons.rows]
+
+
+def unpack(rows: list[str]) -> Consensus:
+    return Consensus([row.split("\x00") for row in rows])
+
+
+def _same(a: Contribution | None, b: Contribution | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return msgspec.to_builtins(a) == msgspec.to_builtins(b)
+
+
+class Induction:
+    def __init__(self, store: Store, clusters, lifecycle: Lifecycle, kv: KVRules, *, min_freq: int,
+                 card_set: int, max_noise: float, generalize: bool,
+                 dirty_clusters: set[str], dirty_groups: set[str]):
+        self.groups = store.table("group", type=GroupRec)
+        self.clusters = clusters
+        self.lifecycle, self.kv = lifecycle, kv
+        self.min_freq, self.card_set, self.max_noise, self.generalize = min_freq, card_set, max_noise, generalize
+        self.dirty_clusters, self.dirty_groups = dirty_clusters, dirty_groups
+        self._render_cache: dict = {}
+        self._shapes: dict[str, tuple] = {}
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.dirty_clusters or self.dirty_groups)
+
+    def flush(self) -> None:
+        """Re-derive the dirty clusters' contributions, then the dirty groups' candidates."""
+        if self.dirty_clusters:
+            for cid in sorted(self.dirty_clusters):
+                cl = self.clusters.get(cid)
+                if cl is not None and self._set_contribution(cl):
+                    self.clusters[cid] = cl
+            self.dirty_clusters.clear()
+        for _ in range(2):  # a kv rule that became valid re-derives its hosts' groups (kvrules.py)
+            if self.dirty_groups:
+                for sid in sorted(self.dirty_groups):
+                    self._refresh_group(sid)
+                self.dirty_groups.clear()
+            if not self.kv.recheck():
+                break
+
+    def forget(self, cl: ClusterRec) -> None:
+        """A cluster left the window: what it taught goes with it."""
+        if cl.contrib is not None:
+            self.dirty_groups.add(self._group_apply(cl.contrib, -1))
+        self.kv.cluster(cl, None)
+
+    def _set_contribution(self, cl: ClusterRec) -> bool:
+        """Recompute what the cluster teaches and move it between groups if it changed."""
+        new = urls = None
+        if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
+            parts = parts_of(unpack(cl.rows), self.max_noise)
+            if parts is not None:
+                new = contribution(parts, cl.hosts, self.generalize)
+            urls = [row.replace("\x00", "") for row in cl.rows]  # the sample, unaligned
+        kv = self.kv.cluster(cl, urls)
+        old = cl.contrib
+        if _same(old, new):
+            return kv
+        cl.contrib = new
+        if old is not None:
+            self.dirty_groups.add(self._group_apply(old, -1))
+        if new is not None:
+            self.dirty_groups.add(self._group_apply(new, +1))
+        return True
+
+    def _shape(self, sid: str, shape) -> tuple:
+        """Shapes come back from the store as lists; normalize each once."""
+        t = self._shapes.get(sid)
+        if t is None:
+            if len(self._shapes) > 100_000:
+                self._shapes.clear()
+            t = self._shapes[sid] = Group(shape).shape
+        return t
+
+    def _group_apply(self, c: Contribution, sign: int) -> str:
+        sid = c.shape_id
+        stored = self.groups.get(sid)
+        g = Group(self._shape(sid, c.shape), stored.st if stored else None)
+        if sign > 0:
+            g.add(c, self.card_set)
+        else:
+            g.remove(c)
+        cands = stored.cands if stored else []
+        if g.n <= 0 and not cands:
+            self.groups.pop(sid)
+        else:
+            self.groups[sid] = GroupRec(shape=c.shape, st=g.to_state(), cands=cands)
+        return sid
+
+    def _refresh_group(self, sid: str) -> None:
+        if sid.startswith(KV_GROUP):
+            return self.kv.refresh(sid)
+        stored = self.groups.get(sid)
+        if stored is None:
+            return
+        g = Group(self._shape(sid, stored.shape), stored.st)
+        now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
+        now = self.kv.variants(now)
+        life = self.lifecycle
+        for rid in stored.cands:
+            if rid not in now:
+                life.drop(rid)
+        for c in now.values():
+            life.upsert(c, sid)
+        if g.n <= 0:
+            self.groups.pop(sid)
+        else:
+            stored.cands = sorted(now)
+            self.groups[sid] = stored
