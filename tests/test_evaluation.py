@@ -182,3 +182,24 @@ def test_same_stream_same_figures(generated, result):
             r.pop("learn_seconds", None)
         return res
     assert strip(again) == strip(result[1])
+
+
+@pytest.mark.parametrize("fit", ["dustlin", "koppula", "patterntree"])
+def test_a_batch_method_trained_through_the_protocol_holds_its_fit(fit):
+    """What eval does with a batch method (learn_many over the prefix, then rules()) gives
+    the rule set of one fit on the prefix, as calling fit directly did."""
+    from importlib import import_module
+
+    from dustonline.evaluation.generator import generate
+    from dustonline.rules.ruleset import RuleSet
+    from dustonline.seeds.refit import RefitLearner
+
+    f = import_module(f"dustonline.seeds.{fit}").fit if fit != "dustlin" else \
+        (lambda evs, cfg: import_module("dustonline.seeds.dustlin").learn(evs, cfg, "dustlin"))
+    events = [ev for ev, _ in generate(GenConfig(seed=7, sites=6, pages=1500))]
+    cfg = Config().check()
+    learner = RefitLearner(f, cfg)
+    changes = learner.learn_many(events)
+    want = RuleSet(f(list(events), cfg)).rules()
+    assert want and learner.rules() == want and sorted(changes, key=lambda r: r.id) == sorted(want, key=lambda r: r.id)
+    assert learner.flush() == [] and learner.summary()["fits"] == 1  # nothing new: no refit
