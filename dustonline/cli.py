@@ -46,21 +46,40 @@ def _parser() -> argparse.ArgumentParser:
     from .events.readers import FORMATS
 
     p = argparse.ArgumentParser(prog="dustonline", description="Online learner of URL canonicalization (DUST) rules.")
-    p.add_argument("--version", action="version", version=f"dustonline {__version__}",
-                   help="print the version and exit")
+    p.add_argument(
+        "--version", action="version", version=f"dustonline {__version__}", help="print the version and exit"
+    )
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     s = sub.add_parser("learn", help="learn rules from fetch events, in order, and write the active rule set")
-    s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files (JSON lines, crawl.log, CDX, CDXJ, WARC; .gz ok; - = stdin)")
-    s.add_argument("--rules-out", required=True, metavar="RULES.jsonl",
-                   help="write the active rule set here (JSON lines; - = stdout, the summary stays on stderr)")
+    s.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="event files (JSON lines, crawl.log, CDX, CDXJ, WARC; .gz ok; - = stdin)",
+    )
+    s.add_argument(
+        "--rules-out",
+        required=True,
+        metavar="RULES.jsonl",
+        help="write the active rule set here (JSON lines; - = stdout, the summary stays on stderr)",
+    )
     s.add_argument("--state", metavar="DIR", help="RocksDB state directory (default: a temporary one)")
     s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
     s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
-    s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE", help="rejected records with reasons (default: %(default)s)")
+    s.add_argument(
+        "--dead-letter",
+        default="dead-letter.jsonl",
+        metavar="FILE",
+        help="rejected records with reasons (default: %(default)s)",
+    )
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    s.add_argument("--partitions", type=int, metavar="N",
-                   help="learn as a worker group on a pages topic of N partitions does (one learner per partition)")
+    s.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="learn as a worker group on a pages topic of N partitions does (one learner per partition)",
+    )
     s.set_defaults(func=cmd_learn)
 
     s = sub.add_parser("canonicalize", help="one canonical key per input URL line")
@@ -83,8 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_explain)
 
     s = sub.add_parser("demo", help="learn on the bundled sample stream and show what it saves")
-    s.add_argument("--rules-out", default=None, metavar="RULES.jsonl",
-                   help="also write the learned rules here (- = stdout; the report then goes to stderr)")
+    s.add_argument(
+        "--rules-out",
+        default=None,
+        metavar="RULES.jsonl",
+        help="also write the learned rules here (- = stdout; the report then goes to stderr)",
+    )
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("generate", help="write a synthetic multi-site fetch stream with ground truth")
@@ -93,13 +116,27 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--events", dest="events_opt", metavar="OUT.jsonl", help="same as EVENTS (older form)")
     s.add_argument("--truth", dest="truth_opt", metavar="TRUTH.jsonl", help="same as TRUTH (older form)")
     s.add_argument("--sites", type=int, default=50, metavar="N", help="number of sites (default: %(default)s)")
-    s.add_argument("--pages", type=int, default=20000, metavar="N",
-                   help="distinct page contents over all sites; traps add more (default: %(default)s)")
-    s.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="random seed; the same seed writes the same stream (default: %(default)s)")
-    s.add_argument("--dup-rate", type=float, metavar="F", help="share of pages also fetched under alias URLs (default 0.35)")
+    s.add_argument(
+        "--pages",
+        type=int,
+        default=20000,
+        metavar="N",
+        help="distinct page contents over all sites; traps add more (default: %(default)s)",
+    )
+    s.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="random seed; the same seed writes the same stream (default: %(default)s)",
+    )
+    s.add_argument(
+        "--dup-rate", type=float, metavar="F", help="share of pages also fetched under alias URLs (default 0.35)"
+    )
     s.add_argument("--noise", type=float, metavar="F", help="share of trap events (default 0.02)")
-    s.add_argument("--families", metavar="a,b,c", help="alias families sites may use (names as in generate.FAMILIES, or all)")
+    s.add_argument(
+        "--families", metavar="a,b,c", help="alias families sites may use (names as in generate.FAMILIES, or all)"
+    )
     s.add_argument("--drift-sites", type=int, metavar="N", help="sites whose URL scheme changes mid-stream (default 0)")
     s.add_argument("--drift-at", type=float, metavar="F", help="when, as a share of the stream's span (default 0.5)")
     s.add_argument("--layout", metavar="FILE", help="also write the sites and drift ground truth here (JSON)")
@@ -115,16 +152,25 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("eval", help="replay a stream prequentially and measure what each method's rules save and lose")
     s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files, any format learn reads")
-    s.add_argument("--truth", metavar="TRUTH.jsonl", help="ground truth from dustonline generate "
-                   "(default: the content digest, i.e. exact duplicates)")
+    s.add_argument(
+        "--truth",
+        metavar="TRUTH.jsonl",
+        help="ground truth from dustonline generate (default: the content digest, i.e. exact duplicates)",
+    )
     s.add_argument("--layout", metavar="LAYOUT.json", help="a generated stream's site layout (marks concept drift)")
     from .evaluation.methods import METHODS
 
-    s.add_argument("--learner", default="all", metavar="NAME[,NAME]",
-                   help=f"methods to compare: {', '.join(METHODS)}, or all (default)")
+    s.add_argument(
+        "--learner",
+        default="all",
+        metavar="NAME[,NAME]",
+        help=f"methods to compare: {', '.join(METHODS)}, or all (default)",
+    )
     s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
     s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
-    s.add_argument("--tail", type=float, default=0.2, help="held-out share of the events, at the end (default: %(default)s)")
+    s.add_argument(
+        "--tail", type=float, default=0.2, help="held-out share of the events, at the end (default: %(default)s)"
+    )
     s.add_argument("--report", metavar="DIR", help="write DIR/index.html (plots) and DIR/report.json")
     s.add_argument("--json", metavar="FILE", help="write the figures as JSON here (no plots)")
     s.add_argument("--quiet", action="store_true", help="no progress")
@@ -163,8 +209,10 @@ def cmd_eval(args) -> int:
     print(markdown_table(res))
     tg = res.get("targets") or {}
     if tg.get("coverage_vs_dustlin") is not None:
-        print(f"\nonline / dustlin coverage on the tail: {tg['coverage_vs_dustlin']:.1%} "
-              f"(lost {tg['lost_online']} vs {tg['lost_dustlin']})")
+        print(
+            f"\nonline / dustlin coverage on the tail: {tg['coverage_vs_dustlin']:.1%} "
+            f"(lost {tg['lost_online']} vs {tg['lost_dustlin']})"
+        )
     if tg.get("merges_vs_best_static") is not None:
         print(f"online / best static ({tg['best_static']}) merges: {tg['merges_vs_best_static']:.2f}x")
     if args.json:
@@ -190,17 +238,21 @@ def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=Tr
     """Feed every event of ``inputs`` to an OnlineLearner (or one per partition, as the
     worker group learns); returns (learner, dead letters, seconds)."""
     from .events.deadletter import DeadLetter
+    from .events.readers import Rejected, read_events
     from .learner.online import OnlineLearner
     from .learner.partitioned import PartitionedLearner
-    from .events.readers import Rejected, read_events
     from .state.store import rocks_store
 
     tune_gc()
+    learner: OnlineLearner | PartitionedLearner
     if partitions:
         if partitions < 1:
             raise ValueError(f"--partitions must be >= 1, got {partitions}")
-        learner = PartitionedLearner(cfg, partitions, lambda p: rocks_store(
-            None if state is None else Path(state) / f"p{p}", cfg.storage.cache_entries))
+        learner = PartitionedLearner(
+            cfg,
+            partitions,
+            lambda p: rocks_store(None if state is None else Path(state) / f"p{p}", cfg.storage.cache_entries),
+        )
     else:
         learner = OnlineLearner(cfg, rocks_store(state, cfg.storage.cache_entries))
     dlq = DeadLetter(dead_letter)
@@ -233,8 +285,9 @@ def progress_bar(enabled: bool):
 
 def cmd_learn(args) -> int:
     cfg = load_config(args.config)
-    learner, dlq, secs = run_learner(args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet,
-                                     args.partitions)
+    learner, dlq, secs = run_learner(
+        args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet, args.partitions
+    )
     rules = learner.rules()
     n = write_rules_out(args.rules_out, rules)
     s = learner.summary()
@@ -309,7 +362,10 @@ def format_rules(rules, width: int = 160) -> str:
     rows = [head, "-" * min(width, len(head) + 40)]
     for r in rules:
         hosts = ", ".join(r.hosts[:2]) + (f" +{len(r.hosts) - 2}" if len(r.hosts) > 2 else "")
-        rows.append(f"{r.id:<16} {r.status:<7} {r.support:>8,} {r.fpr:>6.3f} {r.freq:>6,}  {hosts[:28]:<28} {r.context}  ->  {r.transformation}")
+        rows.append(
+            f"{r.id:<16} {r.status:<7} {r.support:>8,} {r.fpr:>6.3f} {r.freq:>6,}  {hosts[:28]:<28} "
+            f"{r.context}  ->  {r.transformation}"
+        )
     rows.append(f"{len(rules)} rule(s)")
     return "\n".join(rows)
 
@@ -321,7 +377,10 @@ def cmd_explain(args) -> int:
     if rule is None:
         print("rule       none applies (light normalization only)")
     else:
-        print(f"rule       {rule.id}  (support {rule.support:,}, fpr {rule.fpr:.3f}, freq {rule.freq:,}, version {rule.version})")
+        print(
+            f"rule       {rule.id}  (support {rule.support:,}, fpr {rule.fpr:.3f}, freq {rule.freq:,}, "
+            f"version {rule.version})"
+        )
         print(f"context    {rule.context}")
         print(f"transform  {rule.transformation}")
     print(f"key        {key}")
@@ -340,30 +399,36 @@ def cmd_demo(args) -> int:
     # with --rules-out -, standard output carries the rules only and the report goes to stderr
     out = sys.stderr if args.rules_out == "-" else sys.stdout
     events, truth_path = sample_paths()
-    print(f"Learning on the bundled sample stream {events.name} (embedded mode, RocksDB in a temp dir) ...",
-          file=out)
+    print(f"Learning on the bundled sample stream {events.name} (embedded mode, RocksDB in a temp dir) ...", file=out)
     cfg = Config().check()
     learner, dlq, secs = run_learner([events], cfg, progress=True)
     rules = learner.rules()
     s = learner.summary()
     learner.store.close()
-    print(f"{s['events']:,} events in {secs:.1f} s ({s['events'] / secs:,.0f}/s): {s['urls']:,} URLs, "
-          f"{s['clusters']:,} clusters, {s['candidates']:,} candidates, {len(rules)} active rules\n", file=out)
+    print(
+        f"{s['events']:,} events in {secs:.1f} s ({s['events'] / secs:,.0f}/s): {s['urls']:,} URLs, "
+        f"{s['clusters']:,} clusters, {s['candidates']:,} candidates, {len(rules)} active rules\n",
+        file=out,
+    )
     print(format_rules(rules[:15]), file=out)
     if len(rules) > 15:
         print(f"... and {len(rules) - 15} more", file=out)
-    from .evaluation.prequential import load_truth
     from .evaluation.metrics import evaluate
+    from .evaluation.prequential import load_truth
 
     truth, _ = load_truth(truth_path)
 
     rs = RuleSet(rules)
     m = evaluate(truth, rs.canonicalize)
     base = evaluate(truth, RuleSet().canonicalize)
-    print(f"\nWhat the rules would save on these {m.urls:,} distinct URLs ({m.contents:,} distinct contents):",
-          file=out)
-    print(f"  fetches needed   {m.keys:,} instead of {base.keys:,}  (compression {m.compression:.1%}; "
-          f"light normalization alone: {base.compression:.1%})", file=out)
+    print(
+        f"\nWhat the rules would save on these {m.urls:,} distinct URLs ({m.contents:,} distinct contents):", file=out
+    )
+    print(
+        f"  fetches needed   {m.keys:,} instead of {base.keys:,}  (compression {m.compression:.1%}; "
+        f"light normalization alone: {base.compression:.1%})",
+        file=out,
+    )
     print(f"  duplicates merged  {m.coverage:.1%} of all duplicate URLs (coverage)", file=out)
     print(f"  contents lost      {m.lost} ({m.lost_rate:.2%}): distinct pages merged away, never fetched", file=out)
     by_key: dict[str, list[str]] = {}
@@ -398,15 +463,23 @@ def cmd_generate(args) -> int:
         if not (pos or opt):
             raise ValueError("generate: EVENTS and TRUTH files are required")
         paths.append(pos or opt)
-    knobs = {"dup_rate": args.dup_rate, "noise": args.noise, "families": parse_families(args.families),
-             "drift_sites": args.drift_sites, "drift_at": args.drift_at}
-    cfg = GenConfig(seed=args.seed, sites=args.sites, pages=args.pages,
-                    **{k: v for k, v in knobs.items() if v is not None})
+    knobs = {
+        "dup_rate": args.dup_rate,
+        "noise": args.noise,
+        "families": parse_families(args.families),
+        "drift_sites": args.drift_sites,
+        "drift_at": args.drift_at,
+    }
+    cfg = GenConfig(
+        seed=args.seed, sites=args.sites, pages=args.pages, **{k: v for k, v in knobs.items() if v is not None}
+    )
     if args.layout:  # first: a bad config fails before any file is written
         write_layout(cfg, args.layout)
     n = write_stream(cfg, *paths)
-    print(f"wrote {n} events to {paths[0]} and {paths[1]}" + (f", layout to {args.layout}" if args.layout else ""),
-          file=sys.stderr)
+    print(
+        f"wrote {n} events to {paths[0]} and {paths[1]}" + (f", layout to {args.layout}" if args.layout else ""),
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -49,8 +49,10 @@ def _sources() -> dict[str, tuple[Path, ast.Module]]:
 SOURCES = _sources()
 # modules without Python source: C extensions (setup.py builds dustonline/_kernels.c); they
 # import nothing of the package
-EXTENSIONS = {_module_name(p.with_name(p.name.partition(".")[0] + ".py"))  # _kernels.cpython-311-....so
-              for p in [*ROOT.rglob("*.c"), *ROOT.rglob("*.so"), *ROOT.rglob("*.pyd")]}
+EXTENSIONS = {
+    _module_name(p.with_name(p.name.partition(".")[0] + ".py"))  # _kernels.cpython-311-....so
+    for p in [*ROOT.rglob("*.c"), *ROOT.rglob("*.so"), *ROOT.rglob("*.pyd")]
+}
 MODULES = set(SOURCES) | EXTENSIONS
 
 
@@ -79,8 +81,12 @@ def _lazy_exports(package: str) -> dict[str, str]:
         arg = node.args[1]
         if isinstance(arg, ast.Dict):
             names = _literal(tree, arg)
-        elif (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "fromkeys"
-              and getattr(arg.func.value, "id", None) == "dict"):
+        elif (
+            isinstance(arg, ast.Call)
+            and isinstance(arg.func, ast.Attribute)
+            and arg.func.attr == "fromkeys"
+            and getattr(arg.func.value, "id", None) == "dict"
+        ):
             names = dict.fromkeys(_literal(tree, arg.args[0]), _literal(tree, arg.args[1]))
         else:
             raise AssertionError(f"{package}: lazy exports in a form this test cannot read: {ast.unparse(node)}")
@@ -154,7 +160,9 @@ def import_graph() -> dict[str, dict[str, int]]:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 targets = _targets(module, node)
             elif (name := _literal_import_module(node)) is not None:
-                targets = [t for t in [_known(name, f"{SOURCES[module][0].relative_to(ROOT.parent)}:{node.lineno}")] if t]
+                targets = [
+                    t for t in [_known(name, f"{SOURCES[module][0].relative_to(ROOT.parent)}:{node.lineno}")] if t
+                ]
             else:
                 continue
             for t in targets:
@@ -228,7 +236,9 @@ def _cycle_in(graph: dict[str, dict[str, int]], comp: set[str], start: str) -> l
 
 
 def _describe(graph: dict[str, dict[str, int]], cycle: list[str]) -> str:
-    steps = [f"  {a} -> {b}  ({SOURCES[a][0].relative_to(ROOT.parent)}:{graph[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    steps = [
+        f"  {a} -> {b}  ({SOURCES[a][0].relative_to(ROOT.parent)}:{graph[a][b]})" for a, b in zip(cycle, cycle[1:])
+    ]
     return " -> ".join(cycle) + "\n" + "\n".join(steps)
 
 
@@ -239,11 +249,11 @@ def test_the_graph_reads_every_kind_of_import():
     graph = import_graph()
     assert "dustonline.cli" in graph and "dustonline.learner" in graph and "dustonline.learner.online" in graph
     cli = graph["dustonline.cli"]
-    assert "dustonline.config" in cli                # from .config import ... (module level)
-    assert "dustonline.rules.ruleset" in cli         # from .rules.ruleset import ...
-    assert "dustonline.evaluation.methods" in cli    # inside _parser()
-    assert "dustonline.learner.partitioned" in cli   # inside run_learner()
-    assert "dustonline" in cli                       # from . import __version__: the package's __init__
+    assert "dustonline.config" in cli  # from .config import ... (module level)
+    assert "dustonline.rules.ruleset" in cli  # from .rules.ruleset import ...
+    assert "dustonline.evaluation.methods" in cli  # inside _parser()
+    assert "dustonline.learner.partitioned" in cli  # inside run_learner()
+    assert "dustonline" in cli  # from . import __version__: the package's __init__
     assert "dustonline._moved" in graph["dustonline"]  # from . import _moved: a submodule, not the package
     assert "dustonline._kernels" in graph["dustonline.learner.clusters"]  # from .. import _kernels: the C extension
     assert "dustonline" not in graph["dustonline.learner.clusters"]
@@ -269,8 +279,11 @@ KNOWN_CYCLES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="import cycle dustonline.seeds.patterntree -> dustonline.seeds.patterntree_rules "
-                   "-> dustonline.seeds.patterntree (see KNOWN_CYCLES)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="import cycle dustonline.seeds.patterntree -> dustonline.seeds.patterntree_rules "
+    "-> dustonline.seeds.patterntree (see KNOWN_CYCLES)",
+)
 def test_no_import_cycles():
     graph = import_graph()
     cycles = find_cycles(graph)
@@ -283,13 +296,14 @@ def test_no_import_cycles_but_the_known_ones():
     graph = import_graph()
     new = [c for c in components(graph) if set(c) not in KNOWN_CYCLES]
     assert not new, "new import cycles among dustonline's modules:\n" + "\n".join(
-        _describe(graph, _cycle_in(graph, set(c), c[0])) for c in new)
+        _describe(graph, _cycle_in(graph, set(c), c[0])) for c in new
+    )
 
 
 # ------------------------------------------------------------------ the core and the Kafka layer
 def test_the_core_never_imports_the_kafka_layer():
     found = []
-    for module, (path, tree) in SOURCES.items():
+    for path, tree in SOURCES.values():
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -299,8 +313,9 @@ def test_the_core_never_imports_the_kafka_layer():
                 names = [name]
             else:
                 continue
-            found += [f"{path.relative_to(ROOT.parent)}:{node.lineno}: {n}" for n in names
-                      if n.partition(".")[0] in FORBIDDEN]
+            found += [
+                f"{path.relative_to(ROOT.parent)}:{node.lineno}: {n}" for n in names if n.partition(".")[0] in FORBIDDEN
+            ]
     assert not found, "the core imports the Kafka layer:\n" + "\n".join(found)
 
 

@@ -36,8 +36,18 @@ def learned(tmp_path_factory):
         fh.write(b"\xff\xfe binary garbage\n")
         fh.write(b'{"url": "http://a.com/' + b"x" * 5000 + b'", "ts": 1700000000}\n')
     rules, dlq = d / "rules.jsonl", d / "dead.jsonl"
-    p = run("learn", events, "--rules-out", rules, "--state", d / "state", "--dead-letter", dlq,
-            "--config", "configs/small-site.yaml")
+    p = run(
+        "learn",
+        events,
+        "--rules-out",
+        rules,
+        "--state",
+        d / "state",
+        "--dead-letter",
+        dlq,
+        "--config",
+        "configs/small-site.yaml",
+    )
     return d, rules, dlq, p
 
 
@@ -54,7 +64,9 @@ def test_learn_writes_rules_and_summary(learned):
 def test_learn_dead_letters_bad_records_with_reasons(learned):
     _, _, dlq, p = learned
     rows = [json.loads(line) for line in dlq.read_text().splitlines()]
-    assert sorted(r["reason"] for r in rows) == sorted(["not-http", "bad-json", "missing-url", "undecodable", "url-too-long"])
+    assert sorted(r["reason"] for r in rows) == sorted(
+        ["not-http", "bad-json", "missing-url", "undecodable", "url-too-long"]
+    )
     assert all(r["line"] > 0 and r["source"].endswith("events.jsonl") for r in rows)
     assert "5 rejected" in p.stderr
 
@@ -133,14 +145,25 @@ def test_learn_derives_rules_from_the_tail_of_a_short_stream(tmp_path):
 def test_version():
     p = run("--version")
     assert p.stdout == f"dustonline {dustonline.__version__}\n"
-    assert version("dustonline") == dustonline.__version__, \
+    assert version("dustonline") == dustonline.__version__, (
         "the installed metadata is of another version: reinstall (pip install -e .)"
+    )
 
 
 def test_learn_rules_out_dash_writes_the_rules_to_stdout(learned, tmp_path):
     d, rules, _, _ = learned
-    p = run("learn", d / "events.jsonl", "--rules-out", "-", "--state", tmp_path / "state",
-            "--dead-letter", tmp_path / "dead.jsonl", "--config", "configs/small-site.yaml")
+    p = run(
+        "learn",
+        d / "events.jsonl",
+        "--rules-out",
+        "-",
+        "--state",
+        tmp_path / "state",
+        "--dead-letter",
+        tmp_path / "dead.jsonl",
+        "--config",
+        "configs/small-site.yaml",
+    )
     assert p.stdout.encode() == rules.read_bytes()  # the same bytes a file gets
     out = tmp_path / "stdout.jsonl"
     out.write_text(p.stdout)
