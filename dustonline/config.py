@@ -30,7 +30,7 @@ class Learning(_Section):
     holdout: float = 0.33        # share of clusters (by hash) kept for validation only; 0 = validate on all
     max_cluster_urls: int = 1000 # a cluster with more distinct URLs is noise (soft 404, shared image)
     max_noise: float = 0.5       # a consensus with more non-invariant token sets than this share is noise
-    generalize: bool = True      # merge same-shape rules across clusters (DESIGN.md §6)
+    generalize: bool = True      # merge same-shape rules across clusters (docs/DESIGN.md §6)
     aligner: str = "dustlin"     # batch learn(): "dustlin" (linear) or "duster" (progressive)
     refresh_every: int = 1000    # events between rule derivations (1 = after every event)
 

@@ -1,4 +1,4 @@
-"""The seeds' metrics on cases small enough to compute by hand (DESIGN.md §5)."""
+"""The seeds' metrics on cases small enough to compute by hand (docs/DESIGN.md §5)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Rule-set quality against ground truth, in the seeds' metrics (DESIGN.md §5).
+"""Rule-set quality against ground truth, in the seeds' metrics (docs/DESIGN.md §5).
 
 Over N distinct URLs with known contents (C distinct), keyed into N' canonical keys:
 - compression CR = 1 - N'/N (Lei; Koppula's reduction ratio; DustBuster's discovered redundancy)

@@ -183,7 +183,7 @@ def parse_links(value: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> tup
 
 
 def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> FetchEvent:
-    """Validate one decoded JSON object (DESIGN.md §2) into a FetchEvent."""
+    """Validate one decoded JSON object (docs/DESIGN.md §2) into a FetchEvent."""
     if not isinstance(d, dict):
         raise BadEvent("bad-json", f"expected an object, got {type(d).__name__}")
     url = check_url(d.get("url"), max_url_length)

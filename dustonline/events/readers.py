@@ -1,6 +1,6 @@
 """Turn input files (JSON lines, Heritrix crawl.log, CDX, CDXJ, WARC) into FetchEvents.
 
-Every format is mapped onto a DESIGN.md §2 event dict and validated by
+Every format is mapped onto a docs/DESIGN.md §2 event dict and validated by
 ``events.event_from_dict``, so a bad record is rejected for the same reason whatever
 its format. Bad records never stop a run: they come out as ``Rejected`` items, in input
 order, for the dead-letter file.

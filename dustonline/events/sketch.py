@@ -1,4 +1,4 @@
-"""Content sketches of a fetched page: what a crawler puts in a fetch event (DESIGN.md §2).
+"""Content sketches of a fetched page: what a crawler puts in a fetch event (docs/DESIGN.md §2).
 
 ``sketch(body, content_type)`` gives the event's ``digest`` (exact identity, as WARC and
 Heritrix write it), ``simhash`` (near-duplicate sketch of the visible text) and
@@ -179,7 +179,7 @@ def sketch(body: bytes, content_type: str | None = None) -> dict[str, Any]:
 
 
 def event(body: bytes, url: str, ts: Any = None, status: int = 200, content_type: str | None = None) -> dict[str, Any]:
-    """A complete fetch event (DESIGN.md §2) for ``body`` fetched from ``url`` at ``ts``
+    """A complete fetch event (docs/DESIGN.md §2) for ``body`` fetched from ``url`` at ``ts``
     (default: now), checked by ``events.event_from_dict`` as every reader checks it;
     raises ``events.BadEvent`` for a URL, time or status the learner would reject."""
     import time

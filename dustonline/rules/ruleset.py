@@ -1,4 +1,4 @@
-"""Rules as crawlers see them (DESIGN.md §2), and ``RuleSet.canonicalize``.
+"""Rules as crawlers see them (docs/DESIGN.md §2), and ``RuleSet.canonicalize``.
 
 A rule applies to a URL when the URL's host is in ``hosts`` and ``context`` matches the
 whole URL (tried as given, then lightly normalized). The first applicable active rule
