@@ -184,7 +184,7 @@ def test_same_stream_same_figures(generated, result):
     assert strip(again) == strip(result[1])
 
 
-@pytest.mark.parametrize("fit", ["dustlin", "koppula", "patterntree"])
+@pytest.mark.parametrize("fit", ["dustlin", "koppula", "patterntree_learn"])
 def test_a_batch_method_trained_through_the_protocol_holds_its_fit(fit):
     """What eval does with a batch method (learn_many over the prefix, then rules()) gives
     the rule set of one fit on the prefix, as calling fit directly did."""

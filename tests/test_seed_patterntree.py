@@ -7,7 +7,8 @@ import pytest
 from dustonline.rules.ruleset import RuleSet
 from dustonline.seeds.patterntree import (
     IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, PatternTree, compose, decompose,
-    duplicate_nodes, learn_site, overlap, rewrite_ops, salient_values, select_graph, target_rule)
+    duplicate_nodes, overlap, rewrite_ops, salient_values, select_graph, target_rule)
+from dustonline.seeds.patterntree_learn import learn_site
 from dustonline.seeds.patterntree_rules import measure, to_rules
 
 # --------------------------------------------------------------------------- (a) Figure 4
@@ -199,7 +200,7 @@ def test_few_rules_per_site_on_a_generated_stream(tmp_path):
     from dustonline.config import Config
     from dustonline.evaluation.generator import GenConfig, write_stream
     from dustonline.evaluation.methods import Method, batch, resolve
-    from dustonline.seeds.patterntree import fit
+    from dustonline.seeds.patterntree_learn import fit
 
     gc = GenConfig(seed=3, sites=20, pages=6000)
     write_stream(gc, tmp_path / "s.jsonl", tmp_path / "t.jsonl")
@@ -220,7 +221,7 @@ def test_few_rules_per_site_on_a_generated_stream(tmp_path):
 def test_fit_is_deterministic(tmp_path):
     from dustonline.config import Config
     from dustonline.evaluation.generator import GenConfig, generate
-    from dustonline.seeds.patterntree import fit
+    from dustonline.seeds.patterntree_learn import fit
 
     events = [ev for ev, _ in generate(GenConfig(seed=5, sites=6, pages=1500))][:2500]
     a = fit(events, Config().check())

@@ -96,7 +96,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("koppula", "batch", "Koppula et al. 2010, pair-wise rules + decision-tree generalization, batch on the prefix",
            _seed("koppula")),
     Method("patterntree", "batch", "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",
-           _seed("patterntree")),
+           _seed("patterntree_learn")),
     Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),
     Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt),
     Method("url-normalize", "static", "url_normalize.url_normalize (RFC 3986 normalization)", _url_normalize),

@@ -60,9 +60,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..config import Config
-from ..events.event import FetchEvent
-from ..rules.urls import host_of, light_normalize, site_of_host, split_authority
+from ..rules.urls import host_of, light_normalize, split_authority
 
 class _Star:
     """The generalized value '*' of a pattern: an object, so no URL's value equals it."""
@@ -460,23 +458,6 @@ def select_graph(rules: list[Candidate], iterations: int = 200) -> list[Candidat
 
 # --------------------------------------------------------------------------- the learner
 
-def site_candidates(kvs: list[KV], cluster_of: list, params: Params) -> tuple[PatternTree, list[Candidate]]:
-    """Steps 1 and 2 for one site: the tree and its qualified candidates."""
-    from .patterntree_rules import measure
-
-    tree = PatternTree(kvs, params)
-    qualified = []
-    for s, t in duplicate_nodes(tree, cluster_of, params):
-        ops = rewrite_ops(s, t, kvs, cluster_of, params)
-        if ops is None:
-            continue
-        c = Candidate(s, t, ops)
-        c.support, nsupp, c.fpr = measure(c, kvs, cluster_of, params)
-        if nsupp and c.fpr <= params.fpr_max + 1e-12:
-            qualified.append(c)
-    return tree, qualified
-
-
 def unify_targets(rules: list[Candidate]) -> dict:
     """An ignored key means the target's format has '*' there (§3): t's own URLs vary on
     it too, and a crawler key is one string. So every rule into t ignores the union of
@@ -514,46 +495,3 @@ def target_rule(c: Candidate) -> Candidate | None:
     ops = {k: (KEEP, v) if v is not STAR else (IGNORE, None) if k in ign else (REPLACE, k)
            for k, v in sorted(t.pattern.items(), key=lambda kv: key_order(kv[0]))}
     return Candidate(t, t, ops)
-
-
-def learn_site(urls: list[str], clusters: list, params: Params = Params()) -> list:
-    """Rules (rules.Rule) for one site from its distinct URLs and their cluster ids."""
-    from .patterntree_rules import measure, to_rules
-
-    kvs = [decompose(u) for u in urls]
-    _, cands = site_candidates(kvs, clusters, params)
-    selected = select_graph(cands, params.walk_iterations)
-    targets = unify_targets(selected)
-    out, needed = [], set()
-    for c in selected:
-        c.support, nsupp, c.fpr = measure(c, kvs, clusters, params)
-        if nsupp and c.fpr <= params.fpr_max + 1e-12:  # chains and unified rules are checked again
-            out.extend(to_rules(c, kvs, params))
-            needed.add(c.target.id)
-    for tid in sorted(needed & targets.keys()):
-        tr = targets[tid]  # validated with the rules into t (measure); its support: URLs it changes
-        tr.support, _, tr.fpr = measure(tr, kvs, clusters, params)
-        out.extend(to_rules(tr, kvs, params))
-    return out
-
-
-def fit(events: list[FetchEvent], config: Config, params: Params | None = None) -> list:
-    """The batch contract (learners.py): one pattern tree per site over the training
-    events' dup-clusters (batch.cluster_events)."""
-    from .dustlin import cluster_events
-    from ..rules.ruleset import rule_order
-
-    params = params or Params()
-    by_site: dict = defaultdict(dict)
-    for cid, urls in cluster_events(events, config).items():
-        # a cluster too big is noise (soft 404, shared image), as for the other learners:
-        # its URLs stay in the tree, each a cluster of its own
-        noise = len(urls) > config.learning.max_cluster_urls
-        for n, u in enumerate(urls):
-            by_site[site_of_host(host_of(u))].setdefault(light_normalize(u), f"{cid}#{n}" if noise else cid)
-    rules = []
-    for site in sorted(by_site):
-        m = by_site[site]
-        urls = sorted(m)
-        rules.extend(learn_site(urls, [m[u] for u in urls], params))
-    return sorted(rules, key=rule_order)
