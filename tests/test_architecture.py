@@ -183,7 +183,7 @@ def components(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    components: list[list[str]] = []
+    found: list[list[str]] = []
 
     def strongconnect(v: str) -> None:
         index[v] = low[v] = len(index)
@@ -204,13 +204,13 @@ def components(graph: dict[str, dict[str, int]]) -> list[list[str]]:
                 if w == v:
                     break
             if len(comp) > 1:
-                components.append(sorted(comp))
+                found.append(sorted(comp))
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph) + 100))
     for v in sorted(graph):
         if v not in index:
             strongconnect(v)
-    return sorted(components)
+    return sorted(found)
 
 
 def _cycle_in(graph: dict[str, dict[str, int]], comp: set[str], start: str) -> list[str]:
@@ -269,35 +269,10 @@ def test_every_import_of_the_package_names_one_of_its_modules():
     assert not UNRESOLVED, "imports of modules dustonline does not have:\n" + "\n".join(UNRESOLVED)
 
 
-# Import cycles found and reported, not yet broken: each is a set of modules that import
-# each other. When one is broken, test_no_import_cycles passes, so its strict xfail fails
-# the suite until the mark and the entry here are removed.
-KNOWN_CYCLES = [
-    # patterntree.site_candidates imports measure from patterntree_rules inside the function,
-    # patterntree_rules imports the tree's types from patterntree at module level
-    {"dustonline.seeds.patterntree", "dustonline.seeds.patterntree_rules"},
-]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="import cycle dustonline.seeds.patterntree -> dustonline.seeds.patterntree_rules "
-    "-> dustonline.seeds.patterntree (see KNOWN_CYCLES)",
-)
 def test_no_import_cycles():
     graph = import_graph()
     cycles = find_cycles(graph)
     assert not cycles, "import cycles among dustonline's modules:\n" + "\n".join(_describe(graph, c) for c in cycles)
-
-
-def test_no_import_cycles_but_the_known_ones():
-    """Runs while test_no_import_cycles is marked xfail: a new cycle, or a module joining
-    a known one, fails now."""
-    graph = import_graph()
-    new = [c for c in components(graph) if set(c) not in KNOWN_CYCLES]
-    assert not new, "new import cycles among dustonline's modules:\n" + "\n".join(
-        _describe(graph, _cycle_in(graph, set(c), c[0])) for c in new
-    )
 
 
 # ------------------------------------------------------------------ the core and the Kafka layer
