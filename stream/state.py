@@ -19,6 +19,8 @@ from typing import Any, Iterator
 
 from dustonline.state.store import _Backend, scan_prefix
 
+from .faust_compat import partition_db
+
 OFFSET_KEY = b"\x01dustonline\x00offset"  # sorts before every table prefix (a letter)
 
 
@@ -26,7 +28,7 @@ class FaustTableBackend(_Backend):
     def __init__(self, table, partition: int):
         self.table = table
         self.partition = partition
-        self.db = table.data._db_for_partition(partition)  # faust's rocksdict.Rdict (raw mode)
+        self.db = partition_db(table, partition)  # faust's rocksdict.Rdict (raw mode)
         self._overlay: dict[bytes, bytes | None] = {}
         self._sorted: list[bytes] | None = None
         self._batch = self._new_batch()  # the overlay's writes, in order, for ``commit``

@@ -51,7 +51,7 @@ from dustonline.rules.merge import RuleMerger, decode_partials, encode_partials
 from dustonline.rules.ruleset import RETIRED, Rule
 from dustonline.state.store import Store
 
-from . import clients, metrics, topics
+from . import clients, faust_compat, metrics, topics
 from .state import FaustTableBackend
 
 log = logging.getLogger("dustonline.worker")
@@ -172,10 +172,10 @@ class Worker:
         return self._producer
 
     async def _on_assigned(self, app, assigned, **kw) -> None:
-        fetcher = _fetcher(self.app)
-        if fetcher is not None:
-            fetcher._fetch_max_wait_ms = self.K.fetch_max_wait_ms
-        else:  # another Faust: events may wait up to its own fetch wait
+        # Faust fixes its consumer's fetch wait at 1500 ms: events arriving on a partition
+        # left out of a fetch wait that long when the others are quiet (faust_compat.py)
+        if not faust_compat.set_fetch_max_wait(self.app, self.K.fetch_max_wait_ms):
+            # another Faust: events may wait up to its own fetch wait
             log.warning("kafka.fetch_max_wait_ms not applied: no aiokafka fetcher under this Faust's consumer")
         self.assigned |= {tp.partition for tp in assigned if tp.topic == self.K.pages_topic}
         self.metrics.partitions.set(len(self.assigned))
@@ -280,9 +280,9 @@ class Worker:
         covers, then ack; no await in between, so a commit of Faust's sees all of it
         queued (and flushes it before committing the offsets) or none of it."""
         t0 = time.perf_counter()
-        aio = self.app.producer._producer
+        aio = faust_compat.changelog_producer(self.app)
         topic = self.state.changelog_topic.get_topic_name()
-        await aio.client._wait_on_metadata(topic)
+        await faust_compat.wait_for_metadata(aio, topic)
         if self.parts.get(ps.p) is not ps:
             return  # revoked meanwhile: the next owner has it from the last checkpoint
         # -- no await from here on
@@ -306,18 +306,16 @@ class Worker:
         """The checkpoint into the producer's queue as one record batch (atomic on the
         broker), synchronously: aiokafka's ``send`` may wait, and a commit could run in
         that wait."""
-        from aiokafka.producer.message_accumulator import BatchBuilder
-        from aiokafka.structs import TopicPartition
         from faust.types import TP
 
-        batch = BatchBuilder(MAX_CHECKPOINT_BYTES, 0)
+        batch = faust_compat.new_batch(MAX_CHECKPOINT_BYTES)
         size = 0
         for k, v in records:
             size += len(k) + (len(v) if v is not None else 0) + 16
             if batch.append(timestamp=None, key=k, value=v) is None:
                 raise RuntimeError(f"checkpoint of partition {p} over {MAX_CHECKPOINT_BYTES >> 20} MiB "
                                    f"({len(records)} records): lower kafka.checkpoint_every")
-        sent = aio._message_accumulator._append_batch(batch, TopicPartition(topic, p))
+        sent = faust_compat.queue_batch_now(aio, batch, topic, p)
         self.metrics.checkpoint_bytes.observe(size)
         data, ftp, count, parts, ps = self.state.data, TP(topic, p), len(records), self.parts, self.parts.get(p)
 
@@ -325,7 +323,7 @@ class Worker:
             if parts.get(p) is ps and not fut.cancelled() and fut.exception() is None:
                 data.set_persisted_offset(ftp, fut.result().offset + count - 1)
 
-        sent.future.add_done_callback(persisted)
+        sent.add_done_callback(persisted)
 
     async def _idle(self, app) -> None:
         """A partition read to its end and quiet: write a flush marker into it (rules are
@@ -373,7 +371,7 @@ class Worker:
         """The learners of this worker's partitions: events learned, offsets, counts."""
         return {
             "assigned": sorted(self.assigned),
-            "fetch_max_wait_ms": getattr(_fetcher(self.app), "_fetch_max_wait_ms", None),
+            "fetch_max_wait_ms": faust_compat.fetch_max_wait(self.app),
             "partitions": {str(p): {"applied_offset": ps.applied, "last_offset": ps.last_offset,
                                     "pending": len(ps.pending), "since_flush": ps.since_flush,
                                     **ps.learner.summary()}
@@ -482,17 +480,6 @@ def _crash_only(agent):
             os._exit(70)
 
     return run
-
-
-def _fetcher(app):
-    """aiokafka's fetcher under Faust's worker consumer (faust-streaming <0.16), or None
-    before the consumer exists. Faust fixes its fetch wait at 1500 ms, and aiokafka leaves
-    a partition that still has buffered records out of the next fetch: events arriving on
-    it meanwhile wait for that fetch, which the broker holds this long when the other
-    partitions are quiet. The wait is read per fetch request, so setting it applies at once."""
-    thread = getattr(app.consumer, "_thread", None)
-    consumer = getattr(thread, "_consumer", None)
-    return getattr(consumer, "_fetcher", None)
 
 
 def _is_flush(headers) -> bool:
