@@ -1,8 +1,10 @@
 """dustonline's Kafka layer, installed as ``dustonline_stream``: thin over the core library
 (which has no Kafka import and does not import this package).
 
-- ``worker``: the Faust app (``dustonline worker``): a learner per pages partition on a
-  RocksDB-backed Faust table, the merge of their rules, the dead-letter topic, metrics;
+- ``worker``: the Faust app (``dustonline worker``), wiring ``learn`` (a learner per pages
+  partition on a RocksDB-backed Faust table, ``state``), ``checkpoint`` (its exactly-once
+  state), ``merge`` (the merge of their rules), ``outputs`` (rules, partials, dead letters)
+  and ``metrics``; ``faust_compat`` holds every use of a Faust or aiokafka internal;
 - ``replay``: events from files onto the pages topic, keyed by registered domain;
 - ``pages``: the crawler side of the pages topic, ``PagePublisher`` sending events packed;
 - ``subscriber``: the crawler side of the rules topic, ``RuleSubscriber`` keeping a live

@@ -4,14 +4,18 @@ Pages topic: key = the URL's registered domain (public suffix list), so every UR
 site reaches the same partition and worker; value = the event as one JSON object (the
 format of README "Formats"). A message with the header ``dustonline-format: jsonl`` holds
 several events of one partition, one JSON object per line, in order (``dustonline replay
---batch``): the worker's cost per message is then shared by the lines. Rules topic: key = rule id; value = the rule record as in a
-rules file, or null (a tombstone) to forget the id. Both UTF-8.
+--batch``): the worker's cost per message is then shared by the lines. A record with the
+header ``dustonline-control: flush`` and an empty value is a flush marker: the worker
+derives rules where it reads one (stream/learn.py). Rules topic: key = rule id; value =
+the rule record as in a rules file, or null (a tombstone) to forget the id. Both UTF-8.
+The worker's internal partials topic: key = rule id; value = a ``Partial`` as JSON.
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from dustonline.config import Config
 from dustonline.events.event import FetchEvent
 from dustonline.events.routing import site_key
 from dustonline.rules.ruleset import Rule, encode_rule
@@ -34,10 +38,22 @@ def batch_value(events) -> bytes:
 
 
 def is_batch(headers) -> bool:
+    return _has_header(headers, FORMAT_HEADER, JSONL)
+
+
+CONTROL_HEADER = "dustonline-control"
+FLUSH = b"flush"
+
+
+def is_flush(headers) -> bool:
+    return _has_header(headers, CONTROL_HEADER, FLUSH)
+
+
+def _has_header(headers, name: str, value: bytes) -> bool:
     if not headers:
         return False
     items = headers.items() if isinstance(headers, dict) else headers
-    return any(k == FORMAT_HEADER and v == JSONL for k, v in items)
+    return any(k == name and v == value for k, v in items)
 
 
 def rule_key(rule_id: str) -> bytes:
@@ -46,3 +62,14 @@ def rule_key(rule_id: str) -> bytes:
 
 def rule_value(rule: Rule) -> bytes:
     return encode_rule(rule)
+
+
+class Partial(msgspec.Struct):
+    """A partition learner's rule change, on the partials topic."""
+
+    partition: int
+    rule: Rule
+
+
+def partials_topic_name(cfg: Config) -> str:
+    return f"{cfg.kafka.group_id}-rule-partials"

@@ -1,0 +1,211 @@
+"""The learn agent: a learner per assigned pages partition, on that partition's slice of
+the state table, publishing its rule changes to the partials topic.
+
+Rule derivation points are part of the input: when a partition has been read to its end
+and stays quiet, the agent writes a flush marker into it (``topics.is_flush``) and derives
+when it reads the marker back. A replay of the topic derives at the same points, so a
+rule version means the same rule on every replay, and re-sent rule records are harmless
+duplicates. Rejected events go to the dead-letter topic with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from dustonline.config import Config
+from dustonline.events.event import BadEvent
+from dustonline.events.readers import parse_message
+from dustonline.learner.online import OnlineLearner
+from dustonline.state.store import Store
+
+from . import topics
+from .checkpoint import Checkpoints
+from .metrics import WorkerMetrics
+from .outputs import Outputs
+from .state import FaustTableBackend
+
+log = logging.getLogger("dustonline.worker")
+
+
+class Partition:
+    """One assigned partition: its learner, and the events taken but not yet acked."""
+
+    __slots__ = ("p", "backend", "learner", "applied", "last_offset", "pending", "since_checkpoint",
+                 "since_flush", "last_seen", "marker_sent", "seeking")
+
+    def __init__(self, p: int, backend: FaustTableBackend, learner: OnlineLearner):
+        self.p = p
+        self.backend = backend
+        self.learner = learner
+        self.applied = backend.applied_offset  # events at or below it are in the state already
+        self.last_offset = self.applied
+        self.pending: list = []                # Faust events to ack at the next checkpoint
+        self.since_checkpoint = 0
+        self.since_flush = 0                   # learned events whose rules are not derived yet
+        self.last_seen = time.monotonic()
+        self.marker_sent = False
+        self.seeking = True                    # until the event after ``applied`` arrives
+
+
+class LearnAgent:
+    def __init__(self, cfg: Config, app, table, partials_topic: str, outputs: Outputs, metrics: WorkerMetrics):
+        self.cfg = cfg
+        self.K = cfg.kafka
+        self.app = app
+        self.table = table  # the learner-state table
+        self.partials_topic = partials_topic
+        self.outputs = outputs
+        self.metrics = metrics
+        self.parts: dict[int, Partition] = {}
+        self.assigned: set[int] = set()
+        self.stream = None
+        self.checkpoints = Checkpoints(app, table, self.parts, outputs, metrics)
+
+    # ------------------------------------------------------------ partitions
+    def assign(self, assigned) -> None:
+        self.assigned |= {tp.partition for tp in assigned if tp.topic == self.K.pages_topic}
+        self.metrics.partitions.set(len(self.assigned))
+        log.info("pages partitions assigned here: %s", sorted(self.assigned))
+
+    def revoke(self, revoked) -> None:
+        """Drop what the revoked partitions did not checkpoint: their unacked events go
+        to the next owner, who restores the last checkpoint from the changelog."""
+        for tp in revoked:
+            if tp.topic == self.K.pages_topic:
+                self.assigned.discard(tp.partition)
+                ps = self.parts.pop(tp.partition, None)
+                if ps is not None:
+                    ps.backend.close()
+        self.metrics.partitions.set(len(self.assigned))
+
+    def _open(self, p: int) -> Partition:
+        backend = FaustTableBackend(self.table, p)
+        learner = OnlineLearner(self.cfg, Store(backend, self.cfg.storage.cache_entries))
+        ps = self.parts[p] = Partition(p, backend, learner)
+        ps.since_flush = int(learner.derivation_pending)
+        # Faust resumes where this process last read, which can be past a checkpoint the
+        # partition was restored from (it was ours before, then another worker's): read
+        # again from the event after the checkpoint
+        from faust.types import TP
+
+        asyncio.ensure_future(self.app.consumer.seek(TP(self.K.pages_topic, p), ps.applied + 1))
+        log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.stats.events)
+        return ps
+
+    # ------------------------------------------------------------ learn
+    async def learn(self, stream) -> None:
+        self.stream = stream
+        every = self.K.checkpoint_every
+        busy = self.metrics.busy.inc
+        clock = time.perf_counter
+        async for event in stream.noack().events():
+            t0 = clock()
+            p = self._handle(event)
+            if p is not None:
+                ps = self.parts.get(p)
+                if ps is not None and ps.since_checkpoint >= every:
+                    await self.checkpoints.write(ps, self.stream)
+            busy(clock() - t0)
+
+    def _handle(self, event) -> int | None:
+        msg = event.message
+        p = msg.partition
+        if p not in self.assigned:
+            return None  # revoked while taken: the next owner reads it again
+        ps = self.parts.get(p) or self._open(p)
+        off = msg.offset
+        if ps.seeking:
+            if off > ps.applied + 1:
+                return None  # read past the checkpoint; the seek brings it back
+            ps.seeking = off <= ps.applied
+        if off <= ps.last_offset:  # redelivered (a seek, a restart): the state has it
+            if off <= ps.applied:
+                ps.pending.append(event)  # acked with the next checkpoint
+            return None
+        ps.pending.append(event)
+        ps.last_offset = off
+        ps.since_checkpoint += 1
+        ps.last_seen = time.monotonic()
+        if topics.is_flush(msg.headers):
+            ps.marker_sent = False
+            if ps.since_flush:
+                self.outputs.partials(self.partials_topic, p, ps.learner.flush())
+                ps.since_flush = 0
+            ps.since_checkpoint = self.K.checkpoint_every  # and checkpoint now
+            return p
+        m = self.metrics
+        if msg.timestamp:
+            m.delay.observe(max(0.0, time.time() - msg.timestamp))
+        if topics.is_batch(msg.headers):  # JSON lines: (value, line number) each
+            lines = (line for line in (msg.value or b"").split(b"\n") if line.strip())
+            values = [(line, i) for i, line in enumerate(lines)]
+        else:
+            values = [(msg.value, None)]
+        for value, line in values:
+            self._learn_value(ps, msg, value, line)
+        n = len(values)
+        m.events.inc(n)
+        ps.since_checkpoint += n - 1  # the message itself counted one above
+        ps.since_flush += n
+        return p
+
+    def _learn_value(self, ps: Partition, msg, value, line: int | None) -> None:
+        try:
+            ev = parse_message(value, self.cfg.input.max_url_length)
+        except BadEvent as e:
+            self.outputs.dead_letter(msg, e.reason, e.detail, value, line)
+            return
+        changes = ps.learner.learn_one(ev)
+        if changes:
+            self.outputs.partials(self.partials_topic, ps.p, changes)
+
+    # ------------------------------------------------------------ timers
+    async def idle(self, app) -> None:
+        """A partition read to its end and quiet: write a flush marker into it (rules are
+        then derived at a point of the log, the same on every replay) or, once derived,
+        checkpoint what is pending."""
+        app = self.app
+        if app.rebalancing or app.in_recovery:
+            return
+        now = time.monotonic()
+        for p in sorted(self.assigned - set(self.parts)):
+            self._open(p)  # read to its end elsewhere, its rules perhaps not derived yet
+        for ps in list(self.parts.values()):
+            if ps.p not in self.assigned or now - ps.last_seen < self.K.idle_flush_seconds:
+                continue
+            if not self._caught_up(ps):
+                continue  # quiet only because other partitions kept this worker busy
+            if ps.since_flush and not ps.marker_sent:
+                self.outputs.flush_marker(self.K.pages_topic, ps.p)
+                self.outputs.deliver()
+                ps.marker_sent = True
+            elif ps.pending and not ps.since_flush:
+                await self.checkpoints.write(ps, self.stream)
+
+    async def measure_lag(self, app) -> None:
+        for p in sorted(self.assigned):
+            hw = self._highwater(p)
+            ps = self.parts.get(p)
+            if hw is not None and ps is not None:
+                self.metrics.lag.labels(partition=str(p)).set(max(0, hw - ps.last_offset - 1))
+
+    def _highwater(self, p: int) -> int | None:
+        """The end offset of pages partition ``p`` as last fetched (None before a fetch)."""
+        from faust.types import TP
+
+        try:
+            return self.app.consumer.highwater(TP(self.K.pages_topic, p))
+        except Exception:  # noqa: BLE001 -- not fetched yet
+            return None
+
+    def _caught_up(self, ps: Partition) -> bool:
+        hw = self._highwater(ps.p)
+        return hw is not None and ps.last_offset + 1 >= hw
+
+    def summary(self) -> dict:
+        """The learners of this worker's partitions: events learned, offsets, counts."""
+        return {str(p): {"applied_offset": ps.applied, "last_offset": ps.last_offset,
+                         "pending": len(ps.pending), "since_flush": ps.since_flush, **ps.learner.summary()}
+                for p, ps in sorted(self.parts.items())}
