@@ -106,3 +106,19 @@ def test_a_session_segment_class_keeps_its_punctuation():
     rx = _rule(g)
     assert rx.fullmatch("http://a.com/(S(00ffab99))/news/5") and rx.fullmatch("http://a.com/news/5")
     assert not rx.fullmatch("http://a.com/fr/news/5")
+
+
+def test_variant_tokens_between_delimiters_are_one_part_of_the_observed_values():
+    """Version directories 2.83.4 ~ 3.8.0 (seen on a real crawl): as three variant parts the
+    rule accepted 2.8.0 and 3.83.4 too, combinations never seen as duplicates."""
+    from dustonline.learner.induce import render
+    from dustonline.rules import CompiledRule, Rule
+
+    parts = parts_of(linear_alignment(["http://s.com/fw/2.83.4/orb.css", "http://s.com/fw/3.8.0/orb.css"]))
+    variants = [p for p in parts if p[0] == "V"]
+    assert len(variants) == 1 and variants[0][1] == ("2.83.4", "3.8.0")
+    context, transformation = render(parts, 5)
+    rule = CompiledRule(Rule(id="r", hosts=["s.com"], context=context, transformation=transformation))
+    assert rule.apply("http://s.com/fw/3.8.0/orb.css") == rule.apply("http://s.com/fw/2.83.4/orb.css")
+    assert rule.apply("http://s.com/fw/2.8.0/orb.css") is None
+    assert rule.apply("http://s.com/fw/3.83.4/orb.css") is None

@@ -46,6 +46,7 @@ def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
         return None
     rows = cons.rows
     parts: list[tuple] = []
+    pcols: list[list[int]] = []  # the columns of each part
     span: list[int] = []
 
     def delim(ci: int) -> bool:
@@ -53,25 +54,52 @@ def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
 
     for ci in range(len(cols)):
         if delim(ci):
-            _span_parts(span, kinds, cols, rows, parts)
+            _span_parts(span, kinds, cols, rows, parts, pcols)
             span = []
             tok = next(iter(cols[ci]))
             if parts and parts[-1][0] == "L":
                 parts[-1] = ("L", parts[-1][1] + tok)
+                pcols[-1].append(ci)
             else:
                 parts.append(("L", tok))
+                pcols.append([ci])
         else:
             span.append(ci)
-    _span_parts(span, kinds, cols, rows, parts)
-    return parts
+    _span_parts(span, kinds, cols, rows, parts, pcols)
+    return _join_variants(parts, pcols, rows)
 
 
-def _span_parts(span, kinds, cols, rows, parts) -> None:
+def _join_variants(parts: list[tuple], pcols: list[list[int]], rows) -> list[tuple]:
+    """Variant parts separated only by delimiters ("2.83.4" ~ "3.8.0": three variant
+    tokens) become one variant part of the values the rows show whole. As three parts,
+    the rule would accept every combination of the tokens' values, and map versions,
+    languages or mirrors that were never seen as duplicates ("2.8.4")."""
+    out: list[tuple] = []
+    i = 0
+    while i < len(parts):
+        j = i
+        if parts[i][0] == "V":
+            while j + 2 < len(parts) and parts[j + 1][0] == "L" and parts[j + 2][0] == "V":
+                j += 2
+        if j == i:
+            out.append(parts[i])
+        else:
+            cs = [c for k in range(i, j + 1) for c in pcols[k]]
+            texts = ["".join(r[c] for c in cs) for r in rows]
+            counts = Counter(texts)
+            chosen = min(counts, key=lambda v: (-counts[v], v))
+            out.append(("V", tuple(sorted(counts)), chosen))
+        i = j + 1
+    return out
+
+
+def _span_parts(span, kinds, cols, rows, parts, pcols) -> None:
     if not span:
         return
     ks = [kinds[c] for c in span]
     if all(k == _INV for k in ks):
         parts.append(("C", False))
+        pcols.append(list(span))
         return
     if _VAR not in ks:
         # invariant runs capture, irrelevant runs are optional
@@ -92,6 +120,7 @@ def _span_parts(span, kinds, cols, rows, parts) -> None:
             counts = Counter(texts)
             chosen = min(counts, key=lambda v: (-counts[v], v))
             parts.append(("V", tuple(sorted(counts)), chosen))
+        pcols.append(list(cs))
 
 
 def _is_delim_col(col) -> bool:
