@@ -341,11 +341,13 @@ _urls = hs.sampled_from(["http://a.example/x?id=7", "https://B.example:8443/", "
 _values = hs.one_of(hs.none(), hs.booleans(), hs.integers(-20000, 2**70), hs.floats(allow_nan=False), hs.text(max_size=20),
                     hs.sampled_from(["-", "sha1:abc", "FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "9f3a0c2b11d4e5f6",
                                      "2025-11-21T10:00:00Z", "20251121100000", "1763719200"]))
-_events = hs.fixed_dictionaries({"url": _urls}, optional={k: _values for k in ("ts", "status", "digest", "simhash", "canonical", "length")}) | \
+_locations = _urls | hs.sampled_from(["/rel?x=1#f", "//[v6", "-", "http://a.example/x?id=7", "https://a.example/x?id=7"])
+_redirects = {k: _locations | _values for k in ("redirect", "location", "redirected_from")}
+_events = hs.fixed_dictionaries({"url": _urls}, optional={k: _values for k in ("ts", "status", "digest", "simhash", "canonical", "length")} | _redirects) | \
     hs.fixed_dictionaries({"url": _urls, "ts": hs.floats(0, 2e9), "status": hs.sampled_from([200, 301, 404, -1]),
                            "digest": hs.sampled_from(["sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "", "-", EMPTY_DIGEST]),
                            "simhash": hs.sampled_from(["9f3a0c2b11d4e5f6", "zz", ""]), "canonical": _urls,
-                           "length": hs.integers(0, 10**6)})
+                           "length": hs.integers(0, 10**6)}, optional=_redirects)
 
 
 @settings(max_examples=400, deadline=None)
@@ -367,7 +369,8 @@ def test_jsonl_fast_path_accepts_exactly_what_the_general_path_accepts(d):
 
 
 _WIRE_TYPES = {"ts": (int, float), "status": (int,), "simhash": (str, type(None)), "length": (int, type(None)),
-               "digest": (str, type(None)), "canonical": (str, type(None))}
+               "digest": (str, type(None)), "canonical": (str, type(None)), "redirect": (str, type(None)),
+               "location": (str, type(None)), "redirected_from": (str, type(None))}
 
 
 def test_jsonl_fast_path_takes_the_common_line():
@@ -568,3 +571,153 @@ def test_learn_on_a_warc_learns_rules(tmp_path):
         assert len({keys(f"http://{h}/a?id={n}{s}") for h in ("www.shop.example", "shop.example")
                     for s in ("", "&sessionid=abc123")}) == 1
     assert keys("http://shop.example/a?id=5") != keys("http://shop.example/a?id=6")
+
+
+# ------------------------------------------------------------------ redirects
+# A 3xx and its target are a duplicate pair (test_redirects.py: what the learner does with
+# them); each format says it its own way.
+
+
+def test_event_without_redirect_encodes_as_before():
+    """The fields are defaulted and omitted: an event that does not use them is the bytes
+    it always was, so stored and published events are unchanged."""
+    import msgspec
+
+    ev = FetchEvent(url="http://a.example/x", ts=1.5, digest="sha1:ABC")
+    assert msgspec.json.encode(ev) == b'{"url":"http://a.example/x","ts":1.5,"digest":"sha1:ABC"}'
+    assert "redirect" not in ev.to_json() and "redirected_from" not in ev.to_json()
+    assert ev.redirect_pairs == ()
+    r = FetchEvent(url="http://a.example/x", ts=1.5, status=301, redirect="https://a.example/x")
+    assert msgspec.json.encode(r).endswith(b',"redirect":"https://a.example/x"}')
+
+
+def test_jsonl_redirect_fields(tmp_path):
+    base = {"url": "http://a.example/x", "ts": T0, "status": 301}
+    lines = [
+        base | {"redirect": "https://a.example/x"},
+        base | {"location": "https://a.example/y"},                 # the header's name, as an alias
+        base | {"status": 302, "redirect": "../z?q=1#frag"},        # relative: resolved, fragment cut
+        base | {"redirect": "javascript:void(0)"},                  # not http(s): dropped, event kept
+        base | {"redirect": "http://sp ace.example/"},              # whitespace: dropped
+        base | {"redirect": 7},                                     # not a string: dropped
+        base | {"redirect": "http://a.example/x"},                  # to itself: no pair
+        base | {"status": 200, "redirect": "https://a.example/x"},  # only a 3xx redirects
+        {"url": "https://a.example/x", "ts": T0, "redirected_from": "http://a.example/x", "digest": "sha1:AB"},
+        {"url": "https://a.example/x", "ts": T0, "redirected_from": "-"},
+    ]
+    p = write(tmp_path, "r.jsonl", "".join(json.dumps(d) + "\n" for d in lines))
+    ev, rj = split(read_events(p))
+    assert rj == []
+    assert [e.redirect for e in ev[:8]] == ["https://a.example/x", "https://a.example/y", "http://a.example/z?q=1",
+                                            None, None, None, None, None]
+    assert ev[0].redirect_pairs == (("http://a.example/x", "https://a.example/x"),)
+    assert ev[8].redirected_from == "http://a.example/x" and ev[8].teaches
+    assert ev[8].redirect_pairs == (("http://a.example/x", "https://a.example/x"),)
+    assert ev[9].redirected_from is None and ev[9].redirect_pairs == ()
+
+
+def test_crawllog_redirect_hop_names_the_source(tmp_path):
+    """Heritrix logs the pair on the target's line: hop path ending in R, via the 3xx URL."""
+    p = write(tmp_path, "crawl.log", (
+        "2016-03-31T14:37:08.100Z   301          0 http://www.bbc.co.uk/taster IL http://www.bbc.co.uk/ "
+        "text/html #370 20160331143708091+58 sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - -\n"
+        "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/taster/ ILR http://www.bbc.co.uk/taster "
+        "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
+        "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/a ILRE http://www.bbc.co.uk/taster "
+        "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
+        "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/b R - "
+        "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
+    ))
+    src, dst, embed, novia = list(read_events(p))
+    assert src.status == 301 and src.redirect is None and src.redirected_from is None  # crawl.log has no Location
+    assert dst.redirected_from == "http://www.bbc.co.uk/taster"
+    assert dst.redirect_pairs == (("http://www.bbc.co.uk/taster", "http://www.bbc.co.uk/taster/"),)
+    assert embed.redirected_from is None  # the last hop is E: an embed of a redirect's target
+    assert novia.redirected_from is None  # via '-'
+
+
+def test_kafka_feed_redirect_hop_names_the_source(tmp_path):
+    msg = {"url": "https://www.dublincore.org/x", "status_code": 200, "hop_path": "IILERR",
+           "via": "http://www.dublincore.org/x", "content_digest": "sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ",
+           "timestamp": "2019-12-04T13:17:36.067Z", "start_time_plus_duration": "20191204131736055+9"}
+    other = msg | {"hop_path": "IILE"}
+    p = write(tmp_path, "kafka.jsonl", json.dumps(msg) + "\n" + json.dumps(other) + "\n")
+    a, b = list(read_events(p))
+    assert a.redirected_from == "http://www.dublincore.org/x" and a.teaches
+    assert b.redirected_from is None
+
+
+def test_cdx_redirect_field(tmp_path):
+    p = write(tmp_path, "x.cdx", (
+        "com,ex)/a 20110624225005 http://ex.com/a text/html 301 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 "
+        "https://ex.com/a - 12 99 f.warc.gz\n"
+        "com,ex)/b 20110624225005 http://ex.com/b text/html 302 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 /c - 12 99 f.warc.gz\n"
+        "com,ex)/d 20110624225005 http://ex.com/d text/html 301 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 12 99 f.warc.gz\n"
+        "com,ex)/e 20110624225005 http://ex.com/e text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 "
+        "http://ex.com/f - 12 99 f.warc.gz\n"
+    ))
+    a, b, d, e = list(read_events(p))
+    assert (a.redirect, b.redirect, d.redirect, e.redirect) == ("https://ex.com/a", "http://ex.com/c", None, None)
+    h = write(tmp_path, "h.cdx", " CDX a b s r\nhttp://ex.com/x 20110624225005 301 http://www.ex.com/x\n")
+    [x] = list(read_events(h))
+    assert x.redirect == "http://www.ex.com/x"
+
+
+def test_cdxj_redirect_or_location_key(tmp_path):
+    p = write(tmp_path, "x.cdxj", (
+        'com,ex)/ 20140126200624 {"url": "http://ex.com/", "status": "301", "redirect": "https://ex.com/"}\n'
+        'com,ex)/a 20140126200624 {"url": "http://ex.com/a", "status": "302", "location": "/b"}\n'
+        'com,ex)/c 20140126200624 {"url": "http://ex.com/c", "status": "302", "location": "mailto:x@ex.com"}\n'
+    ))
+    a, b, c = list(read_events(p))
+    assert (a.redirect, b.redirect, c.redirect) == ("https://ex.com/", "http://ex.com/b", None)
+
+
+def add_redirect(w: WARCWriter, url: str, location: str | None, ts: float, status: str = "301 Moved Permanently"):
+    headers = [("Content-Type", "text/html"), ("Content-Length", "0")]
+    if location is not None:
+        headers.append(("Location", location))
+    http = StatusAndHeaders(status, headers, protocol="HTTP/1.1")
+    w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(b""), http_headers=http,
+                                        warc_headers_dict={"WARC-Date": warc_date(ts)}))
+
+
+def test_warc_location_of_3xx_responses(tmp_path):
+    p = tmp_path / "r.warc.gz"
+    with open(p, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        add_redirect(w, "http://a.example/p", "https://a.example/p", T0)
+        add_redirect(w, "http://a.example/dir", "/dir/", T0 + 1, "302 Found")  # relative: resolved
+        # malformed: dropped, the record is still an event
+        for n, bad in enumerate(["//[broken/x", "/has space", "http:///nohost", "ftp://a.example/", ""]):
+            add_redirect(w, f"http://a.example/bad{n}", bad, T0 + 2)
+        add_redirect(w, "http://a.example/none", None, T0 + 3)  # no Location at all
+        add_redirect(w, "http://a.example/ok", "http://a.example/elsewhere", T0 + 4, "200 OK")
+        add_response(w, "https://a.example/p", page_body(3), T0 + 5)
+    ev, rj = split(read_events(p))
+    assert rj == []
+    assert [(e.status, e.redirect) for e in ev] == [
+        (301, "https://a.example/p"), (302, "http://a.example/dir/")] + [(301, None)] * 6 + [(200, None), (200, None)]
+
+
+@needs_real
+def test_real_crawllog_redirect_hops():
+    """ukwa-bbc-crawl.log: 162 lines whose hop path ends in R, every one with a via."""
+    evs = [e for e in read_events(REAL / "ukwa-bbc-crawl.log") if isinstance(e, FetchEvent)]
+    hops = [e for e in evs if e.redirected_from]
+    assert len(hops) == 162
+    taster = [e for e in hops if e.url == "http://www.bbc.co.uk/taster/"]
+    assert taster and taster[0].redirected_from == "http://www.bbc.co.uk/taster" and taster[0].teaches
+    kafka = [e for e in read_events(REAL / "ukwa-crawled-log-2019.jsonl") if isinstance(e, FetchEvent)]
+    assert sum(e.redirected_from is not None for e in kafka) == 18
+
+
+@pytest.mark.parametrize("extra", [
+    {"redirect": "https://a.example/x"}, {"location": "/y#top"}, {"redirect": "-", "location": "https://a.example/z"},
+    {"redirected_from": "http://a.example/w"}, {"status": 200, "redirect": "https://a.example/x"},
+    {"redirect": "ftp://a.example/"}, {"redirected_from": "http://a.example/x"},
+])
+def test_jsonl_fast_path_reads_redirects_as_the_general_path(extra):
+    d = {"url": "http://a.example/x", "ts": T0, "status": 301} | extra
+    fast = _fast_jsonl(2048)(json.dumps(d).encode())
+    assert fast is not None and fast == event_from_dict(d)

@@ -10,6 +10,7 @@ import datetime as _dt
 import math
 import re
 from typing import Any
+from urllib.parse import urljoin
 
 import msgspec
 
@@ -32,6 +33,11 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     #: absolute outlinks of the page, in document order, or None when the crawler sent
     #: none; only the replicated-collections learner (seeds/replicas.py) reads them
     links: tuple[str, ...] | None = None
+    #: where a 3xx response points (its Location, resolved against ``url``); kept on 3xx only
+    redirect: str | None = None
+    #: the URL whose redirect led to this fetch: Heritrix logs the pair on the target's line
+    #: (hop path ending in R, via), not on the 3xx's, which has no Location
+    redirected_from: str | None = None
 
     @property
     def teaches(self) -> bool:
@@ -41,6 +47,17 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
         return 200 <= self.status < 300 and self.digest != EMPTY_DIGEST and (
             self.digest is not None or self.simhash is not None or self.canonical is not None
         ) and "\x00" not in self.url
+
+    @property
+    def redirect_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The (source, target) redirects this event reports: a redirect is a duplicate
+        pair that needs no content comparison (http -> https, www, trailing slash)."""
+        pairs: tuple[tuple[str, str], ...] = ()
+        if self.redirected_from is not None and "\x00" not in self.url + self.redirected_from:
+            pairs = ((self.redirected_from, self.url),)
+        if self.redirect is not None and 300 <= self.status < 400 and "\x00" not in self.url + self.redirect:
+            pairs += ((self.url, self.redirect),)
+        return pairs
 
     def to_json(self) -> dict[str, Any]:
         d = msgspec.to_builtins(self)
@@ -182,6 +199,27 @@ def parse_links(value: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> tup
     return tuple(x for x in uniq if _link_ok(x, max_url_length))
 
 
+def parse_redirect(value: Any, url: str, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> str | None:
+    """``redirect`` or ``redirected_from``: resolved against ``url`` (a Location may be
+    relative), fragment cut, checked like a URL. A value that is absent, malformed or
+    ``url`` itself is None: dropped, not rejected, because the fetch itself is fine and a
+    redirect is only extra evidence."""
+    if not isinstance(value, str) or value in ("", "-"):
+        return None
+    v = value.strip()
+    if not v.lower().startswith(("http://", "https://")):
+        try:
+            v = urljoin(url, v)
+        except ValueError:  # e.g. a broken IPv6 literal
+            return None
+    v = v.partition("#")[0]
+    try:
+        v = check_url(v, max_url_length)
+    except BadEvent:
+        return None
+    return None if v == url else v
+
+
 def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> FetchEvent:
     """Validate one decoded JSON object (docs/DESIGN.md §2) into a FetchEvent."""
     if not isinstance(d, dict):
@@ -208,4 +246,8 @@ def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> Fet
         canonical=canonical,
         length=_opt_int(d, "length", None),
         links=parse_links(d.get("links"), max_url_length),
+        # "location", the header's name, is accepted for "redirect"
+        redirect=parse_redirect(d.get("redirect") or d.get("location"), url, max_url_length)
+        if 300 <= (status or 0) < 400 else None,
+        redirected_from=parse_redirect(d.get("redirected_from"), url, max_url_length),
     )

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 import msgspec
 
 from .event import (DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, check_url, event_from_dict, normalize_digest,
-                     parse_links, parse_simhash, parse_ts)
+                     parse_links, parse_redirect, parse_simhash, parse_ts)
 
 FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc", "accesslog")
 
@@ -92,6 +92,11 @@ def _decode_json(text: str) -> Any:
         raise BadEvent("bad-json", str(e)[:200]) from None
 
 
+def _redirected_from(hop_path: Any, via: Any) -> Any:
+    """Heritrix: a hop path ending in R (a redirect hop) makes ``via`` the redirecting URL."""
+    return via if isinstance(hop_path, str) and hop_path.endswith("R") else None
+
+
 def _from_kafka(d: dict) -> dict:
     """Heritrix KafkaCrawlLogFeed message -> §2 event (fetch begin time preferred, as in crawl.log)."""
     ts = _fetch_begin(d.get("start_time_plus_duration"))
@@ -101,6 +106,7 @@ def _from_kafka(d: dict) -> dict:
         "status": d.get("status_code"),
         "digest": d.get("content_digest"),
         "length": d.get("size"),
+        "redirected_from": _redirected_from(d.get("hop_path"), d.get("via")),
     }
 
 
@@ -117,6 +123,9 @@ class _Wire(msgspec.Struct):
     canonical: str | None = None
     length: int | None = None
     links: list[str] | None = None  # not a list of strings: DecodeError, the general path rejects it
+    redirect: str | None = None
+    location: str | None = None
+    redirected_from: str | None = None
 
 
 @functools.lru_cache(maxsize=8)
@@ -140,11 +149,15 @@ def _fast_jsonl(max_url_length: int) -> Callable[[bytes], FetchEvent | None]:
                 except BadEvent:
                     canonical = None
             digest, links = w.digest, w.links
+            redirect = w.redirect or w.location
             return FetchEvent(
                 url=url, ts=ts, status=status,
                 digest=normalize_digest(digest) if digest else None,
                 simhash=parse_simhash(w.simhash), canonical=canonical, length=w.length,
                 links=None if links is None else parse_links(links, max_url_length),
+                redirect=parse_redirect(redirect, url, max_url_length) if redirect and 300 <= status < 400 else None,
+                redirected_from=None if w.redirected_from is None
+                else parse_redirect(w.redirected_from, url, max_url_length),
             )
         except (msgspec.DecodeError, UnicodeDecodeError, BadEvent):
             return None
@@ -170,11 +183,12 @@ def _parse_crawllog(text: str) -> dict:
         "status": f[1],
         "digest": f[9],
         "length": f[2] if f[2].isdigit() else None,
+        "redirected_from": _redirected_from(f[4], f[5]),
     }
 
 
 # CDX legend letters -> our fields; first letter present wins.
-_CDX_KEYS = {"url": "aA", "ts": "b", "mime": "m", "status": "s", "digest": "k", "length": "Sn"}
+_CDX_KEYS = {"url": "aA", "ts": "b", "mime": "m", "status": "s", "digest": "k", "length": "Sn", "redirect": "r"}
 _CDX_DEFAULT = {11: "NbamskrMSVg", 10: "NbamskrMVg", 9: "NbamskrVg"}
 
 
@@ -218,6 +232,7 @@ class _CdxParser:
             "status": _unknown_status(mime) if status in (None, "-") else status,
             "digest": get("digest"),
             "length": get("length"),
+            "redirect": get("redirect"),  # '-': none; kept for 3xx lines only
         }
 
 
@@ -235,6 +250,7 @@ def _parse_cdxj(text: str) -> dict:
         "status": _unknown_status(j.get("mime")) if status in (None, "", "-") else status,
         "digest": j.get("digest"),
         "length": j.get("length"),
+        "redirect": j.get("redirect") or j.get("location"),
     }
 
 
@@ -399,6 +415,8 @@ def _warc_event(rec) -> dict:
     if d["url"] is None or not d["url"].lower().startswith(("http://", "https://")):
         return d  # dns:, whois:, a missing URI: event_from_dict names the reason
     status = http.get_statuscode() if http is not None else None
+    if http is not None and status and status.startswith("3"):
+        d["redirect"] = http.get_header("location")  # relative ones are resolved against the URL
     if rec.rec_type == "revisit":  # same content as an earlier capture: the digest says which
         d["status"] = _unknown_status("warc/revisit") if status in (None, "", "-") else status
         d["digest"] = h.get_header("WARC-Payload-Digest")
