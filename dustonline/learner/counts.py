@@ -15,8 +15,9 @@ _WIDE = 16  # clusters per validation form kept as a flat list before it becomes
 
 
 class ValidationCounts:
-    def __init__(self, store: Store, book: CandidateBook, host_urls: HostURLs,
-                 min_freq: int, min_supp: int, fpr_max: float):
+    def __init__(
+        self, store: Store, book: CandidateBook, host_urls: HostURLs, min_freq: int, min_supp: int, fpr_max: float
+    ):
         self.vcount = store.table("vcount", filtered=True)
         self.book = book
         self.host_urls = host_urls
@@ -24,7 +25,12 @@ class ValidationCounts:
 
     def valid(self, rec: CandRec) -> bool:
         nsupp = rec.nsupp
-        return rec.freq >= self.min_freq and nsupp >= self.min_supp and fpr(nsupp, rec.nci) <= self.fpr_max + 1e-12
+        return (
+            rec.freq >= self.min_freq
+            and nsupp >= self.min_supp
+            and fpr(nsupp, rec.nci) <= self.fpr_max + 1e-12
+            and not rec.malformed
+        )
 
     def backfill(self, rid: str, hosts, delta: int = 1) -> None:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
@@ -42,6 +48,8 @@ class ValidationCounts:
         if form is None:
             return False
         rec = cand.rec
+        if _malformed(form, url):
+            rec.malformed += delta
         fkey = _prefix(rec) + form
         # [URLs with this form, cluster, its URLs, cluster, ...]; past _WIDE clusters the
         # pairs move into a dict, [n, {cluster: URLs}], so a rule that lumps many clusters
@@ -92,9 +100,23 @@ class ValidationCounts:
         """Forget a rule's counts: a new epoch for its keys, one range delete for the old."""
         prefix = _prefix(rec)
         rec.epoch += 1
-        rec.nsupp = rec.nci = 0
+        rec.nsupp = rec.nci = rec.malformed = 0
         self.vcount.drop_prefix(prefix)
 
 
 def _prefix(rec: CandRec) -> str:
     return f"{rec.id}\x1f{rec.epoch}\x00"
+
+
+def _malformed(key: str, url: str) -> bool:
+    """A key with an empty path segment its URL did not have ("/a//b" from dropping an
+    optional segment): crawlers use keys as URLs, and such a URL is another resource."""
+    return "//" in _path(key) and "//" not in _path(url)
+
+
+def _path(url: str) -> str:
+    start = url.find("/", url.find("//") + 2)
+    if start < 0:
+        return ""
+    end = url.find("?", start)
+    return url[start:] if end < 0 else url[start:end]

@@ -238,11 +238,13 @@ def render(parts: list[tuple], card_set: int) -> tuple[str, str]:
     ctx = ["^"]
     out = []
     ncap = 0
-    for p in parts:
+    folded: set[int] = set()  # optional parts that took the "/" after them
+    for i, p in enumerate(parts):
         kind = p[0]
         if kind == "L":
-            ctx.append(escape(p[1]))
-            out.append(escape_repl(p[1]))
+            text = p[1][1:] if i - 1 in folded else p[1]  # its "/" went into the optional segment
+            ctx.append(escape(text))
+            out.append(escape_repl(text))
         elif kind == "C":
             ncap += 1
             ctx.append(f"({SEG}?)" if p[1] else f"({SEG})")
@@ -263,7 +265,11 @@ def render(parts: list[tuple], card_set: int) -> tuple[str, str]:
                 ctx.append(alternation(values, optional=False))
                 out.append(escape_repl(chosen))
         elif kind == "O":
-            ctx.append(p[2] if len(p) > 2 else _opt_regex(p[1], card_set))
+            rx = p[2] if len(p) > 2 else _opt_regex(p[1], card_set)
+            if _whole_segment(parts, i) and rx.startswith("(?:") and rx.endswith(")?"):
+                rx = "(?:" + rx[:-1] + "\\/)?"
+                folded.add(i)
+            ctx.append(rx)
         elif kind == "G":  # generalized variant (generalize.py): class, dropped
             ctx.append(f"(?:{p[1]})")
         else:
@@ -274,6 +280,19 @@ def render(parts: list[tuple], card_set: int) -> tuple[str, str]:
         if prev[:1] == "$" and prev[1:].isdigit() and nxt[:1].isdigit() and int(prev[1:] + nxt[0]) <= ncap:
             raise AmbiguousRule(f"${prev[1:]} followed by literal {nxt[:8]!r}")
     return "".join(ctx), "".join(out)
+
+
+def _whole_segment(parts: list[tuple], i: int) -> bool:
+    """Is optional part ``i`` a whole path segment ("/a/(?:latest)?/b")? Dropped, it would
+    leave "//" in the key, another URL than any the rule was learned from, so its group
+    takes the "/" after it ("/a/(?:latest/)?b")."""
+    return (
+        0 < i < len(parts) - 1
+        and parts[i - 1][0] == "L"
+        and parts[i - 1][1].endswith("/")
+        and parts[i + 1][0] == "L"
+        and parts[i + 1][1].startswith("/")
+    )
 
 
 class AmbiguousRule(ValueError):

@@ -11,7 +11,7 @@ from .generalize import Contribution
 
 class Stats(msgspec.Struct):
     events: int = 0
-    ignored: int = 0        # non-2xx, empty payload, no content evidence
+    ignored: int = 0  # non-2xx, empty payload, no content evidence
     new_urls: int = 0
     new_clusters: int = 0
     refreshed: int = 0
@@ -26,9 +26,9 @@ class URLRec(msgspec.Struct, array_like=True, gc=False):
     was; written once per URL, so small matters more than self-describing."""
 
     cluster: str
-    seen: float        # last fetched (event time): the window evicts by it
-    seq: int           # arrival number within its site: the per-site cap evicts by it
-    validates: bool    # in a validation cluster (holdout.py)
+    seen: float  # last fetched (event time): the window evicts by it
+    seq: int  # arrival number within its site: the per-site cap evicts by it
+    validates: bool  # in a validation cluster (holdout.py)
 
 
 class ClusterRec(msgspec.Struct, array_like=True, gc=False):
@@ -36,15 +36,15 @@ class ClusterRec(msgspec.Struct, array_like=True, gc=False):
     (slots instead of a hash table each), and they hold no cycles, so the collector need
     not track them."""
 
-    n: int = 0                     # URLs in the window
+    n: int = 0  # URLs in the window
     rows: list[str] | None = None  # aligned sample, one packed row per URL (samples.pack)
-    first: str | None = None       # the only URL while k == 1
-    k: int = 0                     # URLs sampled (<= K)
+    first: str | None = None  # the only URL while k == 1
+    k: int = 0  # URLs sampled (<= K)
     hosts: list[str] = []
     noise: bool = False
     contrib: Contribution | None = None
     digests: list[str] = []
-    kv: list | None = None         # its parameter-order and case evidence (kvrules.py)
+    kv: list | None = None  # its parameter-order and case evidence (kvrules.py)
 
 
 class Target(msgspec.Struct):
@@ -52,8 +52,8 @@ class Target(msgspec.Struct):
 
     context: str
     transformation: str
-    by: list[str]      # the rule whose keys it takes
-    hosts: list[str]   # where the URLs show it (the rule keeps its own form elsewhere)
+    by: list[str]  # the rule whose keys it takes
+    hosts: list[str]  # where the URLs show it (the rule keeps its own form elsewhere)
 
 
 class CandRec(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -61,20 +61,21 @@ class CandRec(msgspec.Struct, kw_only=True, omit_defaults=True):
     its publication state."""
 
     id: str
-    group: str                 # the shape group (or kv: key) it was derived from
+    group: str  # the shape group (or kv: key) it was derived from
     context: str
     transformation: str
     hosts: list[str]
-    freq: int                  # clusters that taught it
-    nsupp: int = 0             # validation pairs it would merge (thesis Nsupp)
-    nci: int = 0               # of those, pairs of one cluster (thesis Nci)
-    version: int = 0           # last published version
+    freq: int  # clusters that taught it
+    nsupp: int = 0  # validation pairs it would merge (thesis Nsupp)
+    nci: int = 0  # of those, pairs of one cluster (thesis Nci)
+    malformed: int = 0  # URLs it gives a key no crawler could fetch (an empty path segment it made)
+    version: int = 0  # last published version
     status: str = "candidate"  # candidate, active, redundant
-    updated: float = 0.0       # event time of its last publication
-    epoch: int = 0             # count epoch: its counts' keys in table vcount
-    tver: int = 0              # last published version of its re-targeted part (<id>~t)
-    since: int | None = None   # event count when it last became active (incumbency)
-    pub: list | None = None    # [support, fpr, freq] as last published
+    updated: float = 0.0  # event time of its last publication
+    epoch: int = 0  # count epoch: its counts' keys in table vcount
+    tver: int = 0  # last published version of its re-targeted part (<id>~t)
+    since: int | None = None  # event count when it last became active (incumbency)
+    pub: list | None = None  # [support, fpr, freq] as last published
     target: Target | None = None
 
     def as_dict(self) -> dict:
@@ -103,7 +104,7 @@ class KVRec(msgspec.Struct):
     hosts: dict[str, int] = {}
     orders: dict[str, int] = {}
     bits: list[int] = []
-    used: list | None = None   # the shape variants were last derived from
+    used: list | None = None  # the shape variants were last derived from
 
 
 class LearnerMeta(msgspec.Struct):

@@ -1,0 +1,40 @@
+"""Safety properties of learned rules: keys stay well-formed URLs."""
+
+from dustonline.learner.candidates import CandidateBook
+from dustonline.learner.counts import ValidationCounts
+from dustonline.learner.hosturls import HostURLs
+from dustonline.learner.induce import render
+from dustonline.rules import CompiledRule, Rule
+from dustonline.state import memory_store
+
+
+def test_a_dropped_optional_path_segment_takes_its_slash_along():
+    parts = [("L", "http://a.com/s/"), ("O", ("latest", "1.4.2")), ("L", "/fonts/"), ("C", False)]
+    context, transformation = render(parts, 5)
+    rule = CompiledRule(Rule(id="r", hosts=["a.com"], context=context, transformation=transformation))
+    keys = {rule.apply(f"http://a.com/s/{v}fonts/x") for v in ("latest/", "1.4.2/", "")}
+    assert keys == {"http://a.com/s/fonts/x"}
+    assert rule.apply("http://a.com/s/18/fonts/x") is None  # a version never seen
+
+
+def test_a_rule_giving_a_key_with_an_empty_segment_is_never_valid():
+    store = memory_store()
+    book = CandidateBook(store)
+    table = store.table("url")
+    counts = ValidationCounts(store, book, HostURLs(table, 1000), min_freq=1, min_supp=1, fpr_max=0.0)
+    rec = book.new(
+        "r",
+        group="g",
+        context=r"^http://a\.com/(?:v1|v2)/(.*)$",
+        transformation="http://a.com//$1",
+        hosts=["a.com"],
+        freq=5,
+    )
+    book.install(rec)
+    for url in ("http://a.com/v1/x", "http://a.com/v2/x"):
+        counts.count_one(book["r"], url, "c1", +1)
+    assert rec.nsupp == 1 and rec.nci == 1 and rec.malformed == 2
+    assert not counts.valid(rec)
+    for url in ("http://a.com/v1/x", "http://a.com/v2/x"):
+        counts.count_one(book["r"], url, "c1", -1)
+    assert rec.malformed == 0
