@@ -210,3 +210,65 @@ class ClusterIndex:
         """A cluster left the window: its digest no longer routes here."""
         if digest_of_cluster and self.digests.get(digest_of_cluster) == cid:
             del self.digests[digest_of_cluster]  # (a cluster's own digest has no entry)
+
+
+class PendingRedirects:
+    """Redirects whose target the learner does not hold yet (table ``redirect``: target URL
+    -> [[source URL, event time], ...]). A 3xx usually comes just before its target's
+    fetch, so the table stays small; it is bounded all the same (``max_pairs``, the
+    oldest half dropped when full, at most ``PER_TARGET`` sources a target), and pairs
+    older than the window are dropped. It is in the store like all learner state, so a
+    restarted learner resolves the same pairs."""
+
+    PER_TARGET = 8
+
+    def __init__(self, store: Store, max_pairs: int = 50_000):
+        self.table = store.table("redirect", keep=False, filtered=True)
+        self.max_pairs = max(2, max_pairs)
+        self.count = sum(len(v) for _, v in self.table.items())
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def add(self, src: str, dst: str, ts: float) -> None:
+        pairs = self.table.get(dst) or []
+        if any(s == src for s, _ in pairs) or len(pairs) >= self.PER_TARGET:
+            return
+        if self.count >= self.max_pairs:
+            self._drop_oldest(self.max_pairs // 2)
+            pairs = self.table.get(dst) or []
+        pairs.append([src, ts])
+        self.table[dst] = pairs
+        self.count += 1
+
+    def take(self, dst: str, cutoff: float) -> list[str]:
+        """The sources waiting for ``dst`` (their pairs leave the table), oldest first;
+        pairs from before ``cutoff`` are dropped, as a sweep would have."""
+        if not self.count:
+            return []
+        pairs = self.table.pop(dst)
+        if not pairs:
+            return []
+        self.count -= len(pairs)
+        return [s for s, t in pairs if t >= cutoff]
+
+    def expire(self, cutoff: float) -> None:
+        """Drop the pairs from before ``cutoff`` (they left the window)."""
+        if self.count:
+            self._keep(lambda t: t >= cutoff)
+
+    def _drop_oldest(self, keep: int) -> None:
+        times = sorted((t for _, pairs in self.table.items() for _, t in pairs), reverse=True)
+        if len(times) > keep:
+            floor = times[keep - 1]
+            self._keep(lambda t: t > floor)  # pairs as old as the floor go too: fewer than ``keep`` stay
+
+    def _keep(self, ok) -> None:
+        for dst, pairs in list(self.table.items()):
+            kept = [p for p in pairs if ok(p[1])]
+            if len(kept) != len(pairs):
+                self.count -= len(pairs) - len(kept)
+                if kept:
+                    self.table[dst] = kept
+                else:
+                    del self.table[dst]

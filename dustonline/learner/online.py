@@ -5,7 +5,8 @@ A short coordinator over stages that each do one job. Per event, in order (DESIG
 2. a new URL joins a dup-cluster (clusters.py); while the cluster has fewer than K
    sampled URLs it is aligned against the stored consensus (DustLin, incremental), and
    the cluster's rule contribution is replaced in its shape group (induction.py,
-   generalize.py);
+   generalize.py); a redirect's source (same site) joins its target's cluster the same
+   way, when the target is known, else from a pending table when it arrives (clusters.py);
 3. the group's candidates (freq >= min_freq) are diffed against the stored ones
    (candidates.py): new or changed candidates are (re)validated by back-filling counts
    from the stored URLs of their hosts (counts.py);
@@ -38,7 +39,7 @@ from . import holdout as split
 from .align import Consensus, add_url
 from .candidates import CandidateBook
 from .changes import RuleChanges
-from .clusters import ClusterIndex, url_key
+from .clusters import ClusterIndex, PendingRedirects, url_key
 from .counts import ValidationCounts
 from .hosturls import HostURLs
 from .induction import Induction, pack, unpack
@@ -65,6 +66,7 @@ class OnlineLearner(LearnerBase):
         self.clusters = s.table("cluster", type=ClusterRec, filtered=True)
         self.index = ClusterIndex(s, C.simhash_distance, C.canonical_hints, urls=self.window.urls,
                                   clusters=self.clusters)
+        self.redirects = PendingRedirects(s)
         self.changes = RuleChanges()
         self.book = CandidateBook(s)
         self.counts = ValidationCounts(s, self.book, self.host_urls, L.min_freq, L.min_supp, L.fpr_max)
@@ -93,6 +95,9 @@ class OnlineLearner(LearnerBase):
             self._learn(ev)
         else:
             st.ignored += 1
+        if ev.redirect is not None or ev.redirected_from is not None:
+            for src, dst in ev.redirect_pairs:
+                self._redirect(src, dst, ev.ts)
         if self.clock.now >= self.next_sweep:
             self._sweep()
         if st.events % self.cfg.learning.refresh_every == 0:
@@ -176,16 +181,51 @@ class OnlineLearner(LearnerBase):
         if self.window.refresh(ukey, ev.ts):
             st.refreshed += 1
             return
-        st.new_urls += 1
-        cid = self.index.assign(ev)
-        validates = split.validates(cid, self.cfg.learning.holdout)
-        self.window.add(ukey, site_of_host(host), cid, ev.ts, validates)
-        self._sample(cid, ev, host, validates)
-        if validates:
-            self.host_urls.add(host, ev.url, cid)
-            self._count_url(ev.url, host, cid, +1)
+        self._add_url(ev.url, host, ukey, self.index.assign(ev), ev.ts, ev.digest)
 
-    def _sample(self, cid: str, ev: FetchEvent, host: str, validates: bool) -> None:
+    def _add_url(self, url: str, host: str, ukey: str, cid: str, ts: float, digest: str | None = None) -> None:
+        """A URL new to the window joins cluster ``cid``: a fetch's URL, or a redirect's
+        source, which is a duplicate of its target as much as a second fetch of the same
+        content would be. Sources that were waiting for this URL join after it (all of a
+        chain a -> b -> c), at this event's time."""
+        st, holdout = self.stats, self.cfg.learning.holdout
+        joining = [(url, host, ukey)]
+        while joining:
+            url, host, ukey = joining.pop()
+            st.new_urls += 1
+            validates = split.validates(cid, holdout)
+            self.window.add(ukey, site_of_host(host), cid, ts, validates)
+            self._sample(cid, url, digest, host, validates)
+            if validates:
+                self.host_urls.add(host, url, cid)
+                self._count_url(url, host, cid, +1)
+            digest = None  # the sources have no content of their own
+            if self.redirects.count:
+                for src in reversed(self.redirects.take(url, self.clock.now - self.cfg.window.seconds)):
+                    shost = host_of(src)
+                    skey = url_key(shost, src)
+                    # a source may be held already, or wait for two URLs of one chain
+                    if skey not in self.window.urls and all(k != skey for _, _, k in joining):
+                        joining.append((src, shost, skey))
+
+    def _redirect(self, src: str, dst: str, ts: float) -> None:
+        """``src`` redirected to ``dst``: it joins ``dst``'s cluster now if the window holds
+        ``dst``, else when ``dst`` joins one. Only within a site: a redirect to another
+        (a login page, an ad server) says nothing about this site's URLs. A source the
+        window holds already is left as it is: content of its own placed it."""
+        shost, dhost = host_of(src), host_of(dst)
+        if site_of_host(shost) != site_of_host(dhost):
+            return
+        skey = url_key(shost, src)
+        if skey in self.window.urls:
+            return
+        rec = self.window.urls.get(url_key(dhost, dst))
+        if rec is None:
+            self.redirects.add(src, dst, ts)
+        else:
+            self._add_url(src, shost, skey, rec.cluster, ts)
+
+    def _sample(self, cid: str, url: str, digest: str | None, host: str, validates: bool) -> None:
         """The URL joins its cluster: counted, and aligned into the cluster's sample while
         the sample is under K (a validation-only cluster needs no consensus)."""
         st, L = self.stats, self.cfg.learning
@@ -196,8 +236,8 @@ class OnlineLearner(LearnerBase):
             cl = ClusterRec()
             st.new_clusters += 1
         cl.n += 1
-        if ev.digest and ev.digest not in cl.digests and len(cl.digests) < 8:
-            cl.digests.append(ev.digest)
+        if digest and digest not in cl.digests and len(cl.digests) < 8:
+            cl.digests.append(digest)
         changed = False
         if not cl.noise and cl.n > L.max_cluster_urls:
             cl.noise = changed = True
@@ -207,11 +247,11 @@ class OnlineLearner(LearnerBase):
                 cl.hosts.append(host)
             if L.holdout <= 0 or not validates:
                 if cl.k == 1:
-                    cl.first = ev.url
+                    cl.first = url
                 else:
                     rows = cl.rows
                     cons = unpack(rows) if rows else Consensus.of_url(cl.first)
-                    cl.rows = pack(add_url(cons, ev.url))
+                    cl.rows = pack(add_url(cons, url))
                     cl.first = None
                     st.alignments += 1
                     changed = True
@@ -227,6 +267,7 @@ class OnlineLearner(LearnerBase):
     def _sweep(self) -> None:
         if self.window.sweep(self.clock.now, self._evict):
             self._derive()
+        self.redirects.expire(self.clock.now - self.cfg.window.seconds)
         self.next_sweep = self.clock.now + self.cfg.window.sweep_every
 
     def _evict(self, ukey: str, rec: URLRec) -> None:
