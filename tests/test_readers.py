@@ -17,8 +17,7 @@ from dustonline.events.deadletter import DeadLetter
 from dustonline.events.event import EMPTY_DIGEST, FetchEvent
 from dustonline.events.readers import FORMATS, Rejected, detect_format, read_events
 
-REAL = Path(os.environ.get("DUSTONLINE_REAL_DATA")
-            or Path(__file__).resolve().parents[2] / "shared" / "data" / "real")
+REAL = Path(os.environ.get("DUSTONLINE_REAL_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data" / "real")
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason=f"real data not found at {REAL}")
 
 T0 = dt.datetime(2025, 11, 21, 10, 0, tzinfo=dt.timezone.utc).timestamp()
@@ -50,9 +49,15 @@ def test_formats_tuple():
 
 def test_jsonl_valid_event_round_trips(tmp_path):
     lines = [
-        {"url": "http://www.irs.gov/foia/index.html", "ts": T0, "status": 200,
-         "digest": "sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "simhash": "9f3a0c2b11d4e5f6",
-         "canonical": "http://www.irs.gov/foia/", "length": 5123},
+        {
+            "url": "http://www.irs.gov/foia/index.html",
+            "ts": T0,
+            "status": 200,
+            "digest": "sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML",
+            "simhash": "9f3a0c2b11d4e5f6",
+            "canonical": "http://www.irs.gov/foia/",
+            "length": 5123,
+        },
         {"url": "http://a.example/iso", "ts": "2025-11-21T10:00:00Z"},
         {"url": "http://a.example/arc", "ts": "20251121100000", "digest": "fnxohi5lcglx5bo2ag2rweh4rlio47ml"},
     ]
@@ -71,24 +76,31 @@ def test_jsonl_bad_records_rejected_with_reason_and_order_kept(tmp_path):
     ok = lambda i: json.dumps({"url": f"http://ok.example/{i}", "ts": T0 + i}).encode()  # noqa: E731
     lines = [
         ok(0),
-        b'{"url": "http://x.example/", "ts": ',                      # bad-json
+        b'{"url": "http://x.example/", "ts": ',  # bad-json
         ok(1),
-        json.dumps({"ts": T0}).encode(),                             # missing-url
-        b"",                                                         # blank: skipped silently
+        json.dumps({"ts": T0}).encode(),  # missing-url
+        b"",  # blank: skipped silently
         json.dumps({"url": "ftp://x.example/f", "ts": T0}).encode(),  # not-http
         json.dumps({"url": "http://x.example/" + "a" * 100, "ts": T0}).encode(),  # url-too-long
-        json.dumps({"url": "http://x.example/", "ts": "yesterday"}).encode(),    # bad-timestamp
-        b'{"url": "http://x.example/\xff\xfe", "ts": 1}',           # undecodable
-        b"[1, 2]",                                                   # not an object
+        json.dumps({"url": "http://x.example/", "ts": "yesterday"}).encode(),  # bad-timestamp
+        b'{"url": "http://x.example/\xff\xfe", "ts": 1}',  # undecodable
+        b"[1, 2]",  # not an object
         ok(2),
     ]
     p = write(tmp_path, "mixed.jsonl", b"\n".join(lines) + b"\n")
     out = list(read_events(str(p), fmt="jsonl", max_url_length=64))
     kinds = [(o.url if isinstance(o, FetchEvent) else (o.line, o.reason)) for o in out]
     assert kinds == [
-        "http://ok.example/0", (2, "bad-json"), "http://ok.example/1", (4, "missing-url"),
-        (6, "not-http"), (7, "url-too-long"), (8, "bad-timestamp"), (9, "undecodable"),
-        (10, "bad-json"), "http://ok.example/2",
+        "http://ok.example/0",
+        (2, "bad-json"),
+        "http://ok.example/1",
+        (4, "missing-url"),
+        (6, "not-http"),
+        (7, "url-too-long"),
+        (8, "bad-timestamp"),
+        (9, "undecodable"),
+        (10, "bad-json"),
+        "http://ok.example/2",
     ]
     rej = [o for o in out if isinstance(o, Rejected)]
     assert all(r.source == str(p) for r in rej)
@@ -105,19 +117,34 @@ def test_rejected_raw_is_truncated(tmp_path):
 def test_kafka_crawl_log_feed_object(tmp_path):
     msg = {
         "annotations": "ip:173.236.225.186,duplicate:digest",
-        "content_digest": "sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ", "content_length": 324,
-        "extra_info": {}, "hop_path": "IE", "host": "acid.matkelly.com", "mimetype": "text/html",
-        "seed": "WTID:12321444", "size": 511, "start_time_plus_duration": "20160127211938966+230",
-        "status_code": 404, "thread": 189, "timestamp": "2016-01-27T21:19:39.200Z",
-        "url": "http://acid.matkelly.com/img.png", "via": "http://acid.matkelly.com/",
-        "warc_filename": "BL-20160127211918391-00001-35~ce37d8d00c1f~8443.warc.gz", "warc_offset": 36748,
+        "content_digest": "sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ",
+        "content_length": 324,
+        "extra_info": {},
+        "hop_path": "IE",
+        "host": "acid.matkelly.com",
+        "mimetype": "text/html",
+        "seed": "WTID:12321444",
+        "size": 511,
+        "start_time_plus_duration": "20160127211938966+230",
+        "status_code": 404,
+        "thread": 189,
+        "timestamp": "2016-01-27T21:19:39.200Z",
+        "url": "http://acid.matkelly.com/img.png",
+        "via": "http://acid.matkelly.com/",
+        "warc_filename": "BL-20160127211918391-00001-35~ce37d8d00c1f~8443.warc.gz",
+        "warc_offset": 36748,
     }
     no_start = {k: v for k, v in msg.items() if k != "start_time_plus_duration"} | {"status_code": 200}
     p = write(tmp_path, "kafka.jsonl", json.dumps(msg) + "\n" + json.dumps(no_start) + "\n")
     a, b = list(read_events(p))
     begin = dt.datetime(2016, 1, 27, 21, 19, 38, tzinfo=dt.timezone.utc).timestamp() + 0.966
-    assert a == FetchEvent(url="http://acid.matkelly.com/img.png", ts=pytest.approx(begin), status=404,
-                           digest="sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ", length=511)
+    assert a == FetchEvent(
+        url="http://acid.matkelly.com/img.png",
+        ts=pytest.approx(begin),
+        status=404,
+        digest="sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ",
+        length=511,
+    )
     assert a.ts == pytest.approx(begin)  # fetch begin, not the log time
     assert b.status == 200 and b.ts == pytest.approx(begin + 1.234)  # falls back to the log time
 
@@ -132,7 +159,11 @@ def test_stdin_gzip_and_multiple_sources(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", fake)
     out = list(read_events([gz, "-", plain]))
     assert [getattr(o, "url", None) for o in out] == [
-        "http://gz.example/", "http://stdin.example/", None, "http://plain.example/"]
+        "http://gz.example/",
+        "http://stdin.example/",
+        None,
+        "http://plain.example/",
+    ]
     assert out[2].source == "<stdin>" and out[2].line == 2 and out[2].reason == "bad-json"
 
 
@@ -148,16 +179,20 @@ def test_unknown_format_raises_with_hint(tmp_path):
 
 
 def test_crawllog_fields_and_bad_lines(tmp_path):
-    p = write(tmp_path, "crawl.log", (
-        "2007-12-27T12:51:29.338Z   200        319 http://h.example/a - - text/html #006 "
-        "20071227125129307+17 sha1:KSX4LQZ3ZGIELDEMBONG6GCTP2DG3YRX - content-size:557\n"
-        "2012-05-23T15:07:52.209Z -5003          - http://h.example/b LLE http://h.example/ "
-        "unknown #020 - - http://h.example/ -\n"
-        "2007-12-27T12:51:28.532Z     1         59 dns:h.example P http://h.example/ text/dns #017 "
-        "20071227125127759+115 sha1:YSVHFJENFP5MACCNTLG2TZZKOFSLB7LQ - content-size:59\n"
-        "2007-12-27T12:51:29.338Z 200 319 http://h.example/c\n"
-        "2007-12-27T12:51:29.338Z OK 319 http://h.example/d - - text/html #006 - - - -\n"
-    ))
+    p = write(
+        tmp_path,
+        "crawl.log",
+        (
+            "2007-12-27T12:51:29.338Z   200        319 http://h.example/a - - text/html #006 "
+            "20071227125129307+17 sha1:KSX4LQZ3ZGIELDEMBONG6GCTP2DG3YRX - content-size:557\n"
+            "2012-05-23T15:07:52.209Z -5003          - http://h.example/b LLE http://h.example/ "
+            "unknown #020 - - http://h.example/ -\n"
+            "2007-12-27T12:51:28.532Z     1         59 dns:h.example P http://h.example/ text/dns #017 "
+            "20071227125127759+115 sha1:YSVHFJENFP5MACCNTLG2TZZKOFSLB7LQ - content-size:59\n"
+            "2007-12-27T12:51:29.338Z 200 319 http://h.example/c\n"
+            "2007-12-27T12:51:29.338Z OK 319 http://h.example/d - - text/html #006 - - - -\n"
+        ),
+    )
     a, b, dns, short, bad = list(read_events(p))
     assert a.url == "http://h.example/a" and a.status == 200 and a.length == 319
     assert a.ts == pytest.approx(dt.datetime(2007, 12, 27, 12, 51, 29, 307000, dt.timezone.utc).timestamp())
@@ -168,12 +203,18 @@ def test_crawllog_fields_and_bad_lines(tmp_path):
 
 
 def test_cdx_default_layouts_and_revisit(tmp_path):
-    p = write(tmp_path, "x.cdx", (
-        "com,ex)/a 20110624225005 http://ex.com/a text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 1234 99 f.warc.gz\n"
-        "com,ex)/b 20110624225005 http://ex.com/b warc/revisit - USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 99 f.warc.gz\n"
-        "com,ex)/c 20110624225005 http://ex.com/c text/html - - - 99 f.warc.gz\n"
-        "com,ex)/d 20110624225005 http://ex.com/d text/html\n"
-    ))
+    p = write(
+        tmp_path,
+        "x.cdx",
+        (
+            "com,ex)/a 20110624225005 http://ex.com/a text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 1234 99 "
+            "f.warc.gz\n"
+            "com,ex)/b 20110624225005 http://ex.com/b warc/revisit - USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 99 "
+            "f.warc.gz\n"
+            "com,ex)/c 20110624225005 http://ex.com/c text/html - - - 99 f.warc.gz\n"
+            "com,ex)/d 20110624225005 http://ex.com/d text/html\n"
+        ),
+    )
     assert detect_format(p.read_bytes().splitlines()) == "cdx"
     a, b, c, d = list(read_events(p))
     assert a.status == 200 and a.length == 1234 and a.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
@@ -184,12 +225,16 @@ def test_cdx_default_layouts_and_revisit(tmp_path):
 
 
 def test_cdx_header_layout_is_honoured(tmp_path):
-    p = write(tmp_path, "h.cdx", (
-        " CDX a b k s m\n"
-        "http://ex.com/x 20110624225005 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 301 text/html\n"
-        "http://ex.com/y 20110624225005 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 301\n"
-        "http://ex.com/z 20111324225005 - 200 text/html\n"
-    ))
+    p = write(
+        tmp_path,
+        "h.cdx",
+        (
+            " CDX a b k s m\n"
+            "http://ex.com/x 20110624225005 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 301 text/html\n"
+            "http://ex.com/y 20110624225005 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 301\n"
+            "http://ex.com/z 20111324225005 - 200 text/html\n"
+        ),
+    )
     x, y, z = list(read_events(p))
     assert x.url == "http://ex.com/x" and x.status == 301 and x.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
     assert (y.line, y.reason) == (3, "bad-record")
@@ -197,23 +242,39 @@ def test_cdx_header_layout_is_honoured(tmp_path):
 
 
 def test_cdx_and_crawllog_digests_normalize_alike(tmp_path):
-    cdx = write(tmp_path, "a.cdx", "com,ex)/ 20110624225005 http://ex.com/ text/html 200 "
-                                   "usfay47tzzm2ciwsafonczcgto6mm7z3 - - 1 f.warc.gz\n")
-    log = write(tmp_path, "b.log", "2007-12-27T12:51:29.338Z   200        319 http://ex.com/x - - text/html #006 "
-                                   "20071227125129307+17 sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - -\n")
+    cdx = write(
+        tmp_path,
+        "a.cdx",
+        "com,ex)/ 20110624225005 http://ex.com/ text/html 200 usfay47tzzm2ciwsafonczcgto6mm7z3 - - 1 f.warc.gz\n",
+    )
+    log = write(
+        tmp_path,
+        "b.log",
+        "2007-12-27T12:51:29.338Z   200        319 http://ex.com/x - - text/html #006 "
+        "20071227125129307+17 sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - -\n",
+    )
     [c, h] = list(read_events([cdx, log]))
     assert c.digest == h.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
 
 
 def test_cdxj_status_and_bad_lines(tmp_path):
-    p = write(tmp_path, "x.cdxj", (
-        'com,ex)/ 20140126200624 {"url": "http://ex.com/", "mime": "text/html", "status": "302", "length": "9"}\n'
-        'com,ex)/ 20140126200625 {"url": "http://ex.com/", "mime": "warc/revisit", "digest": "USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"}\n'
-        'com,ex)/ 20140126200626 {"url": "http://ex.com/", \n'
-        'com,ex)/ 20140126200627\n'
-    ))
+    p = write(
+        tmp_path,
+        "x.cdxj",
+        (
+            'com,ex)/ 20140126200624 {"url": "http://ex.com/", "mime": "text/html", "status": "302", "length": "9"}\n'
+            'com,ex)/ 20140126200625 {"url": "http://ex.com/", "mime": "warc/revisit", '
+            '"digest": "USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"}\n'
+            'com,ex)/ 20140126200626 {"url": "http://ex.com/", \n'
+            "com,ex)/ 20140126200627\n"
+        ),
+    )
     a, b, c, d = list(read_events(p))
-    assert a.status == 302 and a.length == 9 and a.ts == dt.datetime(2014, 1, 26, 20, 6, 24, tzinfo=dt.timezone.utc).timestamp()
+    assert (
+        a.status == 302
+        and a.length == 9
+        and a.ts == dt.datetime(2014, 1, 26, 20, 6, 24, tzinfo=dt.timezone.utc).timestamp()
+    )
     assert b.status == 200 and b.teaches
     assert (c.reason, d.reason) == ("bad-json", "bad-record")
 
@@ -238,15 +299,18 @@ def test_detect_format_on_real_files(name, fmt):
 
 
 @needs_real
-@pytest.mark.parametrize("name,events,reasons", [
-    # 219 lines; 7 dns: lookups
-    ("heritrix1-crawl-9.log", 212, {"not-http": 7}),
-    # metadata:// header line + 1547 records, 7 of them dns:
-    ("heritrix1-idna-crawl.log", 1540, {"not-http": 7, "bad-record": 1}),
-    # CDX header + 665 records: 12 dns:, 1 filedesc://, 2 warcinfo with url '-'
-    ("archiveit-index-2.cdx", 650, {"not-http": 15}),
-    ("pywb-iana.cdxj", 171, {}),
-])
+@pytest.mark.parametrize(
+    "name,events,reasons",
+    [
+        # 219 lines; 7 dns: lookups
+        ("heritrix1-crawl-9.log", 212, {"not-http": 7}),
+        # metadata:// header line + 1547 records, 7 of them dns:
+        ("heritrix1-idna-crawl.log", 1540, {"not-http": 7, "bad-record": 1}),
+        # CDX header + 665 records: 12 dns:, 1 filedesc://, 2 warcinfo with url '-'
+        ("archiveit-index-2.cdx", 650, {"not-http": 15}),
+        ("pywb-iana.cdxj", 171, {}),
+    ],
+)
 def test_real_files_parse(name, events, reasons):
     ev, rj = split(read_events(REAL / name))
     assert len(ev) == events
@@ -304,16 +368,19 @@ def test_real_cdxj_and_crawllog_empty_digest_agree():
 
 def test_deadletter_writes_and_counts(tmp_path):
     path = tmp_path / "dead.jsonl"
-    rejs = [Rejected("a.log", 1, "not-http", "dns:x", "raw1"),
-            Rejected("a.log", 5, "bad-json", "eof", "{"),
-            Rejected("<stdin>", 7, "not-http", "ftp://y", "raw\u00e9")]
+    rejs = [
+        Rejected("a.log", 1, "not-http", "dns:x", "raw1"),
+        Rejected("a.log", 5, "bad-json", "eof", "{"),
+        Rejected("<stdin>", 7, "not-http", "ftp://y", "raw\u00e9"),
+    ]
     with DeadLetter(path) as dl:
         assert not path.exists()  # opened lazily
         for r in rejs:
             dl.add(r)
-    rows = [json.loads(l) for l in path.read_text().splitlines()]
-    assert rows == [{"source": r.source, "line": r.line, "reason": r.reason, "detail": r.detail, "raw": r.raw}
-                    for r in rejs]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert rows == [
+        {"source": r.source, "line": r.line, "reason": r.reason, "detail": r.detail, "raw": r.raw} for r in rejs
+    ]
     assert dl.counts == {"not-http": 2, "bad-json": 1} and list(dl.counts) == ["not-http", "bad-json"]
     assert dl.total == 3 and dl.summary() == "3 rejected: 2 not-http, 1 bad-json"
     with DeadLetter(path) as dl2:  # append, not truncate
@@ -336,18 +403,54 @@ from hypothesis import strategies as hs  # noqa: E402
 from dustonline.events.event import BadEvent, event_from_dict  # noqa: E402
 from dustonline.events.readers import _fast_jsonl  # noqa: E402
 
-_urls = hs.sampled_from(["http://a.example/x?id=7", "https://B.example:8443/", "ftp://no.example/", "http:///nohost",
-                         "http://sp ace.example/", "", "http://" + "l" * 70 + ".example/"])
-_values = hs.one_of(hs.none(), hs.booleans(), hs.integers(-20000, 2**70), hs.floats(allow_nan=False), hs.text(max_size=20),
-                    hs.sampled_from(["-", "sha1:abc", "FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "9f3a0c2b11d4e5f6",
-                                     "2025-11-21T10:00:00Z", "20251121100000", "1763719200"]))
-_locations = _urls | hs.sampled_from(["/rel?x=1#f", "//[v6", "-", "http://a.example/x?id=7", "https://a.example/x?id=7"])
-_redirects = {k: _locations | _values for k in ("redirect", "location", "redirected_from")}
-_events = hs.fixed_dictionaries({"url": _urls}, optional={k: _values for k in ("ts", "status", "digest", "simhash", "canonical", "length")} | _redirects) | \
-    hs.fixed_dictionaries({"url": _urls, "ts": hs.floats(0, 2e9), "status": hs.sampled_from([200, 301, 404, -1]),
-                           "digest": hs.sampled_from(["sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "", "-", EMPTY_DIGEST]),
-                           "simhash": hs.sampled_from(["9f3a0c2b11d4e5f6", "zz", ""]), "canonical": _urls,
-                           "length": hs.integers(0, 10**6)}, optional=_redirects)
+_urls = hs.sampled_from(
+    [
+        "http://a.example/x?id=7",
+        "https://B.example:8443/",
+        "ftp://no.example/",
+        "http:///nohost",
+        "http://sp ace.example/",
+        "",
+        "http://" + "l" * 70 + ".example/",
+    ]
+)
+_values = hs.one_of(
+    hs.none(),
+    hs.booleans(),
+    hs.integers(-20000, 2**70),
+    hs.floats(allow_nan=False),
+    hs.text(max_size=20),
+    hs.sampled_from(
+        [
+            "-",
+            "sha1:abc",
+            "FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML",
+            "9f3a0c2b11d4e5f6",
+            "2025-11-21T10:00:00Z",
+            "20251121100000",
+            "1763719200",
+        ]
+    ),
+)
+_locations = _urls | hs.sampled_from(
+    ["/rel?x=1#f", "//[v6", "-", "http://a.example/x?id=7", "https://a.example/x?id=7"]
+)
+_redirects = dict.fromkeys(("redirect", "location", "redirected_from"), _locations | _values)
+_events = hs.fixed_dictionaries(
+    {"url": _urls},
+    optional=dict.fromkeys(("ts", "status", "digest", "simhash", "canonical", "length"), _values) | _redirects,
+) | hs.fixed_dictionaries(
+    {
+        "url": _urls,
+        "ts": hs.floats(0, 2e9),
+        "status": hs.sampled_from([200, 301, 404, -1]),
+        "digest": hs.sampled_from(["sha1:FNXOHI5LCGLX5BO2AG2RWEH4RLIO47ML", "", "-", EMPTY_DIGEST]),
+        "simhash": hs.sampled_from(["9f3a0c2b11d4e5f6", "zz", ""]),
+        "canonical": _urls,
+        "length": hs.integers(0, 10**6),
+    },
+    optional=_redirects,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -368,15 +471,23 @@ def test_jsonl_fast_path_accepts_exactly_what_the_general_path_accepts(d):
         assert fast is not None  # the common case does not fall back
 
 
-_WIRE_TYPES = {"ts": (int, float), "status": (int,), "simhash": (str, type(None)), "length": (int, type(None)),
-               "digest": (str, type(None)), "canonical": (str, type(None)), "redirect": (str, type(None)),
-               "location": (str, type(None)), "redirected_from": (str, type(None))}
+_WIRE_TYPES = {
+    "ts": (int, float),
+    "status": (int,),
+    "simhash": (str, type(None)),
+    "length": (int, type(None)),
+    "digest": (str, type(None)),
+    "canonical": (str, type(None)),
+    "redirect": (str, type(None)),
+    "location": (str, type(None)),
+    "redirected_from": (str, type(None)),
+}
 
 
 def test_jsonl_fast_path_takes_the_common_line():
     line = b'{"url":"http://a.example/x","ts":1700000000,"digest":"sha1:abc","simhash":"9f3a0c2b11d4e5f6","extra":[1]}'
     ev = _fast_jsonl(2048)(line)
-    assert ev == FetchEvent(url="http://a.example/x", ts=1700000000.0, digest="sha1:ABC", simhash=0x9f3a0c2b11d4e5f6)
+    assert ev == FetchEvent(url="http://a.example/x", ts=1700000000.0, digest="sha1:ABC", simhash=0x9F3A0C2B11D4E5F6)
     assert _fast_jsonl(2048)(b'{"url":"http://a.example/x","ts":"2025-11-21T10:00:00Z"}') is None  # general path
     assert _fast_jsonl(2048)(b'{"url":"http://a.example/\xff","ts":1}') is None  # undecodable: general path names it
 
@@ -389,8 +500,8 @@ import subprocess  # noqa: E402
 from warcio.statusandheaders import StatusAndHeaders  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
-from dustonline.rules.ruleset import RuleSet, read_rules  # noqa: E402
 from dustonline.events.sketch import digest, distance, sketch  # noqa: E402
+from dustonline.rules.ruleset import RuleSet, read_rules  # noqa: E402
 
 _RNG = random.Random(11)
 _VOCAB = ["".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(2, 10))) for _ in range(2000)]
@@ -402,32 +513,41 @@ def page_body(seed: int, change: int | None = None) -> bytes:
     w = [rng.choice(_VOCAB) for _ in range(300)]
     if change is not None:
         w[change] = "changed"
-    return (f"<html><head><title>p{seed}</title><script>var s = {seed};</script></head>"
-            f"<body><p>{' '.join(w)}</p></body></html>").encode()
+    return (
+        f"<html><head><title>p{seed}</title><script>var s = {seed};</script></head>"
+        f"<body><p>{' '.join(w)}</p></body></html>"
+    ).encode()
 
 
 def warc_date(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def add_response(w: WARCWriter, url: str, body: bytes, ts: float, status: str = "200 OK",
-                 ctype: str = "text/html; charset=utf-8") -> None:
+def add_response(
+    w: WARCWriter, url: str, body: bytes, ts: float, status: str = "200 OK", ctype: str = "text/html; charset=utf-8"
+) -> None:
     http = StatusAndHeaders(status, [("Content-Type", ctype), ("Content-Length", str(len(body)))], protocol="HTTP/1.1")
-    w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
-                                        warc_headers_dict={"WARC-Date": warc_date(ts)}))
+    w.write_record(
+        w.create_warc_record(
+            url, "response", payload=io.BytesIO(body), http_headers=http, warc_headers_dict={"WARC-Date": warc_date(ts)}
+        )
+    )
 
 
 def add_request(w: WARCWriter, url: str, ts: float) -> None:
     http = StatusAndHeaders("GET / HTTP/1.1", [("Host", url.split("/")[2])], is_http_request=True)
-    w.write_record(w.create_warc_record(url, "request", http_headers=http,
-                                        warc_headers_dict={"WARC-Date": warc_date(ts)}))
+    w.write_record(
+        w.create_warc_record(url, "request", http_headers=http, warc_headers_dict={"WARC-Date": warc_date(ts)})
+    )
 
 
 def raw_record(url: str, http: bytes, ts: float, rtype: str = "response") -> bytes:
     """An uncompressed WARC record written by hand: no WARC-Payload-Digest."""
-    head = (f"WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Target-URI: {url}\r\nWARC-Date: {warc_date(ts)}\r\n"
-            f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{int(ts) % 10**12:012d}>\r\n"
-            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n")
+    head = (
+        f"WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Target-URI: {url}\r\nWARC-Date: {warc_date(ts)}\r\n"
+        f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{int(ts) % 10**12:012d}>\r\n"
+        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n"
+    )
     return head.encode() + http + b"\r\n\r\n"
 
 
@@ -444,11 +564,21 @@ def small_warc(tmp_path):
         add_response(w, "http://a.example/print/p?id=1", near, T0 + 2)
         add_response(w, "http://a.example/p?id=2", other, T0 + 3)
         add_response(w, "http://a.example/gone", b"<html><body>Not Found</body></html>", T0 + 4, "404 Not Found")
-        revisit = w.create_revisit_record("http://a.example/p?id=1&s=9", digest(same), "http://a.example/p?id=1",
-                                          warc_date(T0), warc_headers_dict={"WARC-Date": warc_date(T0 + 5)})
+        revisit = w.create_revisit_record(
+            "http://a.example/p?id=1&s=9",
+            digest(same),
+            "http://a.example/p?id=1",
+            warc_date(T0),
+            warc_headers_dict={"WARC-Date": warc_date(T0 + 5)},
+        )
         w.write_record(revisit)
-        md = w.create_warc_record("http://a.example/p?id=1", "metadata", payload=io.BytesIO(b"outlinks: none\n"),
-                                  warc_content_type="text/plain", warc_headers_dict={"WARC-Date": warc_date(T0)})
+        md = w.create_warc_record(
+            "http://a.example/p?id=1",
+            "metadata",
+            payload=io.BytesIO(b"outlinks: none\n"),
+            warc_content_type="text/plain",
+            warc_headers_dict={"WARC-Date": warc_date(T0)},
+        )
         w.write_record(md)
     return p, same, near, other
 
@@ -457,9 +587,14 @@ def test_warc_records_become_events(small_warc):
     p, same, near, other = small_warc
     ev, rj = split(read_events(p))
     assert rj == []
-    assert [e.url for e in ev] == ["http://a.example/p?id=1", "http://www.a.example/p?id=1",
-                                   "http://a.example/print/p?id=1", "http://a.example/p?id=2",
-                                   "http://a.example/gone", "http://a.example/p?id=1&s=9"]  # no request/info/metadata
+    assert [e.url for e in ev] == [
+        "http://a.example/p?id=1",
+        "http://www.a.example/p?id=1",
+        "http://a.example/print/p?id=1",
+        "http://a.example/p?id=2",
+        "http://a.example/gone",
+        "http://a.example/p?id=1&s=9",
+    ]  # no request/info/metadata
     a, www, pr, two, gone, rev = ev
     assert [e.ts for e in ev] == [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4, T0 + 5]
     assert [e.status for e in ev] == [200, 200, 200, 200, 404, 200]
@@ -494,13 +629,20 @@ def test_warc_payload_without_digest_chunked_and_gzipped(tmp_path):
     body = page_body(3)
     gz = gzip.compress(body)
     chunked = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (gz[:100], gz[100:])) + b"0\r\n\r\n"
-    http_gz = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
-               b"Transfer-Encoding: chunked\r\n\r\n" + chunked)
+    http_gz = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n" + chunked
+    )
     http_plain = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
     dns = b"20251121100000\na.example.\t300\tIN\tA\t192.0.2.1\n"
-    p = write(tmp_path, "hand.warc", raw_record("dns:a.example", dns, T0)
-              + raw_record("http://a.example/z", http_gz, T0 + 1) + raw_record("http://a.example/y", http_plain, T0 + 2)
-              + raw_record("http://a.example/x", b"HTTP/1.1 abc\r\n\r\nbody", T0 + 3))
+    p = write(
+        tmp_path,
+        "hand.warc",
+        raw_record("dns:a.example", dns, T0)
+        + raw_record("http://a.example/z", http_gz, T0 + 1)
+        + raw_record("http://a.example/y", http_plain, T0 + 2)
+        + raw_record("http://a.example/x", b"HTTP/1.1 abc\r\n\r\nbody", T0 + 3),
+    )
     items = list(read_events(p))
     assert [type(x).__name__ for x in items] == ["Rejected", "FetchEvent", "FetchEvent", "Rejected"]
     dns_rej, zipped, plain, bad = items
@@ -557,10 +699,26 @@ def test_learn_on_a_warc_learns_rules(tmp_path):
                     add_response(w, url, body, ts)
                     ts += 1
     rules, dead = tmp_path / "rules.jsonl", tmp_path / "dead.jsonl"
-    config = Path(__file__).resolve().parents[1] / "configs" / "small-site.yaml"
-    r = subprocess.run([sys.executable, "-m", "dustonline", "learn", str(p), "--rules-out", str(rules),
-                        "--config", str(config), "--dead-letter", str(dead), "--quiet"],
-                       capture_output=True, text=True, timeout=300)
+    config = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dustonline",
+            "learn",
+            str(p),
+            "--rules-out",
+            str(rules),
+            "--config",
+            str(config),
+            "--dead-letter",
+            str(dead),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert re.search(r"events +120 ", r.stderr) and not dead.exists()  # 120 events, none rejected
     rs = list(read_rules(rules))
@@ -568,8 +726,16 @@ def test_learn_on_a_warc_learns_rules(tmp_path):
     keys = RuleSet(rs).canonicalize
     # the four URLs of a page, unseen or not, are fetched once
     for n in (5, 1234):
-        assert len({keys(f"http://{h}/a?id={n}{s}") for h in ("www.shop.example", "shop.example")
-                    for s in ("", "&sessionid=abc123")}) == 1
+        assert (
+            len(
+                {
+                    keys(f"http://{h}/a?id={n}{s}")
+                    for h in ("www.shop.example", "shop.example")
+                    for s in ("", "&sessionid=abc123")
+                }
+            )
+            == 1
+        )
     assert keys("http://shop.example/a?id=5") != keys("http://shop.example/a?id=6")
 
 
@@ -595,12 +761,12 @@ def test_jsonl_redirect_fields(tmp_path):
     base = {"url": "http://a.example/x", "ts": T0, "status": 301}
     lines = [
         base | {"redirect": "https://a.example/x"},
-        base | {"location": "https://a.example/y"},                 # the header's name, as an alias
-        base | {"status": 302, "redirect": "../z?q=1#frag"},        # relative: resolved, fragment cut
-        base | {"redirect": "javascript:void(0)"},                  # not http(s): dropped, event kept
-        base | {"redirect": "http://sp ace.example/"},              # whitespace: dropped
-        base | {"redirect": 7},                                     # not a string: dropped
-        base | {"redirect": "http://a.example/x"},                  # to itself: no pair
+        base | {"location": "https://a.example/y"},  # the header's name, as an alias
+        base | {"status": 302, "redirect": "../z?q=1#frag"},  # relative: resolved, fragment cut
+        base | {"redirect": "javascript:void(0)"},  # not http(s): dropped, event kept
+        base | {"redirect": "http://sp ace.example/"},  # whitespace: dropped
+        base | {"redirect": 7},  # not a string: dropped
+        base | {"redirect": "http://a.example/x"},  # to itself: no pair
         base | {"status": 200, "redirect": "https://a.example/x"},  # only a 3xx redirects
         {"url": "https://a.example/x", "ts": T0, "redirected_from": "http://a.example/x", "digest": "sha1:AB"},
         {"url": "https://a.example/x", "ts": T0, "redirected_from": "-"},
@@ -608,8 +774,16 @@ def test_jsonl_redirect_fields(tmp_path):
     p = write(tmp_path, "r.jsonl", "".join(json.dumps(d) + "\n" for d in lines))
     ev, rj = split(read_events(p))
     assert rj == []
-    assert [e.redirect for e in ev[:8]] == ["https://a.example/x", "https://a.example/y", "http://a.example/z?q=1",
-                                            None, None, None, None, None]
+    assert [e.redirect for e in ev[:8]] == [
+        "https://a.example/x",
+        "https://a.example/y",
+        "http://a.example/z?q=1",
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
     assert ev[0].redirect_pairs == (("http://a.example/x", "https://a.example/x"),)
     assert ev[8].redirected_from == "http://a.example/x" and ev[8].teaches
     assert ev[8].redirect_pairs == (("http://a.example/x", "https://a.example/x"),)
@@ -618,16 +792,20 @@ def test_jsonl_redirect_fields(tmp_path):
 
 def test_crawllog_redirect_hop_names_the_source(tmp_path):
     """Heritrix logs the pair on the target's line: hop path ending in R, via the 3xx URL."""
-    p = write(tmp_path, "crawl.log", (
-        "2016-03-31T14:37:08.100Z   301          0 http://www.bbc.co.uk/taster IL http://www.bbc.co.uk/ "
-        "text/html #370 20160331143708091+58 sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - -\n"
-        "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/taster/ ILR http://www.bbc.co.uk/taster "
-        "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
-        "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/a ILRE http://www.bbc.co.uk/taster "
-        "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
-        "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/b R - "
-        "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
-    ))
+    p = write(
+        tmp_path,
+        "crawl.log",
+        (
+            "2016-03-31T14:37:08.100Z   301          0 http://www.bbc.co.uk/taster IL http://www.bbc.co.uk/ "
+            "text/html #370 20160331143708091+58 sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - -\n"
+            "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/taster/ ILR http://www.bbc.co.uk/taster "
+            "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
+            "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/a ILRE http://www.bbc.co.uk/taster "
+            "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
+            "2016-03-31T14:37:09.348Z   200     127929 http://www.bbc.co.uk/b R - "
+            "text/html #370 20160331143708191+558 sha1:JMZZPMFS7BJPGWBWPNPNU6OTE6JDBH3X - -\n"
+        ),
+    )
     src, dst, embed, novia = list(read_events(p))
     assert src.status == 301 and src.redirect is None and src.redirected_from is None  # crawl.log has no Location
     assert dst.redirected_from == "http://www.bbc.co.uk/taster"
@@ -637,9 +815,15 @@ def test_crawllog_redirect_hop_names_the_source(tmp_path):
 
 
 def test_kafka_feed_redirect_hop_names_the_source(tmp_path):
-    msg = {"url": "https://www.dublincore.org/x", "status_code": 200, "hop_path": "IILERR",
-           "via": "http://www.dublincore.org/x", "content_digest": "sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ",
-           "timestamp": "2019-12-04T13:17:36.067Z", "start_time_plus_duration": "20191204131736055+9"}
+    msg = {
+        "url": "https://www.dublincore.org/x",
+        "status_code": 200,
+        "hop_path": "IILERR",
+        "via": "http://www.dublincore.org/x",
+        "content_digest": "sha1:44KA4PQA5TYRAXDIVJIAFD72RN55OQHJ",
+        "timestamp": "2019-12-04T13:17:36.067Z",
+        "start_time_plus_duration": "20191204131736055+9",
+    }
     other = msg | {"hop_path": "IILE"}
     p = write(tmp_path, "kafka.jsonl", json.dumps(msg) + "\n" + json.dumps(other) + "\n")
     a, b = list(read_events(p))
@@ -648,14 +832,20 @@ def test_kafka_feed_redirect_hop_names_the_source(tmp_path):
 
 
 def test_cdx_redirect_field(tmp_path):
-    p = write(tmp_path, "x.cdx", (
-        "com,ex)/a 20110624225005 http://ex.com/a text/html 301 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 "
-        "https://ex.com/a - 12 99 f.warc.gz\n"
-        "com,ex)/b 20110624225005 http://ex.com/b text/html 302 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 /c - 12 99 f.warc.gz\n"
-        "com,ex)/d 20110624225005 http://ex.com/d text/html 301 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 12 99 f.warc.gz\n"
-        "com,ex)/e 20110624225005 http://ex.com/e text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 "
-        "http://ex.com/f - 12 99 f.warc.gz\n"
-    ))
+    p = write(
+        tmp_path,
+        "x.cdx",
+        (
+            "com,ex)/a 20110624225005 http://ex.com/a text/html 301 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 "
+            "https://ex.com/a - 12 99 f.warc.gz\n"
+            "com,ex)/b 20110624225005 http://ex.com/b text/html 302 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 /c - 12 99 "
+            "f.warc.gz\n"
+            "com,ex)/d 20110624225005 http://ex.com/d text/html 301 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 12 99 "
+            "f.warc.gz\n"
+            "com,ex)/e 20110624225005 http://ex.com/e text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 "
+            "http://ex.com/f - 12 99 f.warc.gz\n"
+        ),
+    )
     a, b, d, e = list(read_events(p))
     assert (a.redirect, b.redirect, d.redirect, e.redirect) == ("https://ex.com/a", "http://ex.com/c", None, None)
     h = write(tmp_path, "h.cdx", " CDX a b s r\nhttp://ex.com/x 20110624225005 301 http://www.ex.com/x\n")
@@ -664,11 +854,15 @@ def test_cdx_redirect_field(tmp_path):
 
 
 def test_cdxj_redirect_or_location_key(tmp_path):
-    p = write(tmp_path, "x.cdxj", (
-        'com,ex)/ 20140126200624 {"url": "http://ex.com/", "status": "301", "redirect": "https://ex.com/"}\n'
-        'com,ex)/a 20140126200624 {"url": "http://ex.com/a", "status": "302", "location": "/b"}\n'
-        'com,ex)/c 20140126200624 {"url": "http://ex.com/c", "status": "302", "location": "mailto:x@ex.com"}\n'
-    ))
+    p = write(
+        tmp_path,
+        "x.cdxj",
+        (
+            'com,ex)/ 20140126200624 {"url": "http://ex.com/", "status": "301", "redirect": "https://ex.com/"}\n'
+            'com,ex)/a 20140126200624 {"url": "http://ex.com/a", "status": "302", "location": "/b"}\n'
+            'com,ex)/c 20140126200624 {"url": "http://ex.com/c", "status": "302", "location": "mailto:x@ex.com"}\n'
+        ),
+    )
     a, b, c = list(read_events(p))
     assert (a.redirect, b.redirect, c.redirect) == ("https://ex.com/", "http://ex.com/b", None)
 
@@ -678,8 +872,11 @@ def add_redirect(w: WARCWriter, url: str, location: str | None, ts: float, statu
     if location is not None:
         headers.append(("Location", location))
     http = StatusAndHeaders(status, headers, protocol="HTTP/1.1")
-    w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(b""), http_headers=http,
-                                        warc_headers_dict={"WARC-Date": warc_date(ts)}))
+    w.write_record(
+        w.create_warc_record(
+            url, "response", payload=io.BytesIO(b""), http_headers=http, warc_headers_dict={"WARC-Date": warc_date(ts)}
+        )
+    )
 
 
 def test_warc_location_of_3xx_responses(tmp_path):
@@ -696,8 +893,9 @@ def test_warc_location_of_3xx_responses(tmp_path):
         add_response(w, "https://a.example/p", page_body(3), T0 + 5)
     ev, rj = split(read_events(p))
     assert rj == []
-    assert [(e.status, e.redirect) for e in ev] == [
-        (301, "https://a.example/p"), (302, "http://a.example/dir/")] + [(301, None)] * 6 + [(200, None), (200, None)]
+    assert [(e.status, e.redirect) for e in ev] == [(301, "https://a.example/p"), (302, "http://a.example/dir/")] + [
+        (301, None)
+    ] * 6 + [(200, None), (200, None)]
 
 
 @needs_real
@@ -712,11 +910,18 @@ def test_real_crawllog_redirect_hops():
     assert sum(e.redirected_from is not None for e in kafka) == 18
 
 
-@pytest.mark.parametrize("extra", [
-    {"redirect": "https://a.example/x"}, {"location": "/y#top"}, {"redirect": "-", "location": "https://a.example/z"},
-    {"redirected_from": "http://a.example/w"}, {"status": 200, "redirect": "https://a.example/x"},
-    {"redirect": "ftp://a.example/"}, {"redirected_from": "http://a.example/x"},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"redirect": "https://a.example/x"},
+        {"location": "/y#top"},
+        {"redirect": "-", "location": "https://a.example/z"},
+        {"redirected_from": "http://a.example/w"},
+        {"status": 200, "redirect": "https://a.example/x"},
+        {"redirect": "ftp://a.example/"},
+        {"redirected_from": "http://a.example/x"},
+    ],
+)
 def test_jsonl_fast_path_reads_redirects_as_the_general_path(extra):
     d = {"url": "http://a.example/x", "ts": T0, "status": 301} | extra
     fast = _fast_jsonl(2048)(json.dumps(d).encode())

@@ -44,9 +44,12 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
         """Only successful fetches with real content may put URLs in one cluster (and
         never a URL with NUL in it, which readers reject and learner state uses as a
         separator, should an event be built by hand)."""
-        return 200 <= self.status < 300 and self.digest != EMPTY_DIGEST and (
-            self.digest is not None or self.simhash is not None or self.canonical is not None
-        ) and "\x00" not in self.url
+        return (
+            200 <= self.status < 300
+            and self.digest != EMPTY_DIGEST
+            and (self.digest is not None or self.simhash is not None or self.canonical is not None)
+            and "\x00" not in self.url
+        )
 
     @property
     def redirect_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -116,7 +119,7 @@ def check_url(url: Any, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str:
     if len(url) > max_length:
         raise BadEvent("url-too-long", f"{len(url)} > {max_length}")
     head = url[:8].lower()
-    if not (head.startswith("http://") or head.startswith("https://")):
+    if not head.startswith(("http://", "https://")):
         raise BadEvent("not-http", url[:80])
     rest = url[url.index("://") + 3 :]
     if not rest or rest[0] in "/?#":
@@ -169,7 +172,8 @@ def _opt_int(d: dict, key: str, default: int | None) -> int | None:
 
 #: what check_url rejects, as substrings of the links joined by (and framed in) \x01
 _BAD_IN_LINKS = (" ", "\t", "\n", "\r", "\x00") + tuple(
-    "\x01" + scheme + c for scheme in ("http://", "https://") for c in "/?#\x01")
+    "\x01" + scheme + c for scheme in ("http://", "https://") for c in "/?#\x01"
+)
 
 
 def _link_ok(x: str, max_url_length: int) -> bool:
@@ -193,8 +197,12 @@ def parse_links(value: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> tup
     uniq = tuple(dict.fromkeys(value))
     n = len(uniq)
     j = "\x01" + "\x01".join(uniq) + "\x01"
-    if (j.count("\x01") == n + 1 and j.count("\x01http://") + j.count("\x01https://") == n
-            and not any(b in j for b in _BAD_IN_LINKS) and (n == 0 or max(map(len, uniq)) <= max_url_length)):
+    if (
+        j.count("\x01") == n + 1
+        and j.count("\x01http://") + j.count("\x01https://") == n
+        and not any(b in j for b in _BAD_IN_LINKS)
+        and (n == 0 or max(map(len, uniq)) <= max_url_length)
+    ):
         return uniq
     return tuple(x for x in uniq if _link_ok(x, max_url_length))
 
@@ -248,6 +256,7 @@ def event_from_dict(d: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> Fet
         links=parse_links(d.get("links"), max_url_length),
         # "location", the header's name, is accepted for "redirect"
         redirect=parse_redirect(d.get("redirect") or d.get("location"), url, max_url_length)
-        if 300 <= (status or 0) < 400 else None,
+        if 300 <= (status or 0) < 400
+        else None,
         redirected_from=parse_redirect(d.get("redirected_from"), url, max_url_length),
     )

@@ -19,20 +19,31 @@ import re
 import sys
 import zlib
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import msgspec
 
-from .event import (DEFAULT_MAX_URL_LENGTH, BadEvent, FetchEvent, check_url, event_from_dict, normalize_digest,
-                     parse_links, parse_redirect, parse_simhash, parse_ts)
+from .event import (
+    DEFAULT_MAX_URL_LENGTH,
+    BadEvent,
+    FetchEvent,
+    check_url,
+    event_from_dict,
+    normalize_digest,
+    parse_links,
+    parse_redirect,
+    parse_simhash,
+    parse_ts,
+)
 
 FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc", "accesslog")
 
 RAW_MAX = 4096
-_DETECT_LINES = 20          # non-blank record lines looked at by detect_format
-_HEAD_MAX = 1000            # never buffer more raw lines than this while detecting
+_DETECT_LINES = 20  # non-blank record lines looked at by detect_format
+_HEAD_MAX = 1000  # never buffer more raw lines than this while detecting
 _NOT_RECORDS = (b"metadata://", b"filedesc://")  # Heritrix/ARC header lines
 
 _json = msgspec.json.Decoder()
@@ -151,12 +162,17 @@ def _fast_jsonl(max_url_length: int) -> Callable[[bytes], FetchEvent | None]:
             digest, links = w.digest, w.links
             redirect = w.redirect or w.location
             return FetchEvent(
-                url=url, ts=ts, status=status,
+                url=url,
+                ts=ts,
+                status=status,
                 digest=normalize_digest(digest) if digest else None,
-                simhash=parse_simhash(w.simhash), canonical=canonical, length=w.length,
+                simhash=parse_simhash(w.simhash),
+                canonical=canonical,
+                length=w.length,
                 links=None if links is None else parse_links(links, max_url_length),
                 redirect=parse_redirect(redirect, url, max_url_length) if redirect and 300 <= status < 400 else None,
-                redirected_from=None if w.redirected_from is None
+                redirected_from=None
+                if w.redirected_from is None
                 else parse_redirect(w.redirected_from, url, max_url_length),
             )
         except (msgspec.DecodeError, UnicodeDecodeError, BadEvent):
@@ -260,11 +276,14 @@ def _parse_cdxj(text: str) -> dict:
 # URL is taken as is; a path needs that vhost field (port 443 -> https), otherwise the
 # line is rejected as "no-host": the log alone does not say which site it is from. Only GET
 # and HEAD requests name a page ("not-get" otherwise). No content: digest None, size as length.
-_ACCESS_REST = re.compile(r'\[(\d{2})/([A-Za-z]{3})/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})\]\s+'
-                          r'"((?:[^"\\]|\\.)*)"\s+(\d{3}|-)\s+(\d+|-)')
+_ACCESS_REST = re.compile(
+    r"\[(\d{2})/([A-Za-z]{3})/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})\]\s+"
+    r'"((?:[^"\\]|\\.)*)"\s+(\d{3}|-)\s+(\d+|-)'
+)
 _ACCESS_HEAD = re.compile(rb'(?:\S+ )?\S+ \S+ \S+ \[\d{2}/[A-Za-z]{3}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "')
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_MONTHS = {
+    m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
+}
 
 
 def _parse_accesslog(text: str) -> dict:
@@ -278,8 +297,7 @@ def _parse_accesslog(text: str) -> dict:
     if month is None:
         raise BadEvent("bad-timestamp", m.group(0)[:30])
     try:
-        ts = _dt.datetime(int(yyyy), month, int(dd), int(hh), int(mi), int(ss),
-                          tzinfo=_dt.timezone.utc).timestamp()
+        ts = _dt.datetime(int(yyyy), month, int(dd), int(hh), int(mi), int(ss), tzinfo=_dt.timezone.utc).timestamp()
     except ValueError:
         raise BadEvent("bad-timestamp", m.group(0)[:30]) from None
     ts -= (1 if sign == "+" else -1) * (int(zh) * 3600 + int(zm) * 60)
@@ -298,8 +316,12 @@ def _parse_accesslog(text: str) -> dict:
         scheme = "https" if port == "443" else "http"
         netloc = host if port in ("", "80", "443") else f"{host}:{port}"
         target = f"{scheme}://{netloc}{target}"
-    return {"url": target, "ts": ts, "status": 0 if status == "-" else int(status),
-            "length": None if size == "-" else int(size)}
+    return {
+        "url": target,
+        "ts": ts,
+        "status": 0 if status == "-" else int(status),
+        "length": None if size == "-" else int(size),
+    }
 
 
 _PARSERS: dict[str, Callable[[], Callable[[str], Any]]] = {
@@ -328,8 +350,14 @@ def _classify(s: bytes) -> str | None:
         return "cdxj"
     if len(f) >= 3 and _is_ts14(f[1]) and len(s.split()) in _CDX_DEFAULT:
         return "cdx"
-    if (len(f) >= 3 and len(f[0]) >= 19 and f[0][4:5] == b"-" and f[0][10:11] == b"T"
-            and f[1].lstrip(b"-").isdigit() and (f[2].isdigit() or f[2] == b"-")):
+    if (
+        len(f) >= 3
+        and len(f[0]) >= 19
+        and f[0][4:5] == b"-"
+        and f[0][10:11] == b"T"
+        and f[1].lstrip(b"-").isdigit()
+        and (f[2].isdigit() or f[2] == b"-")
+    ):
         return "crawllog"
     if _ACCESS_HEAD.match(s):  # "[dd/Mon/yyyy:HH:MM:SS +zone] \"" after 3 or 4 fields: no other format has it
         return "accesslog"
@@ -353,7 +381,8 @@ def detect_format(lines: list[bytes]) -> str:
     if not votes:
         raise ValueError(
             "cannot tell the input format from its first lines; pass --format with one of "
-            + ", ".join(f for f in FORMATS if f != "auto"))
+            + ", ".join(f for f in FORMATS if f != "auto")
+        )
     return votes.most_common(1)[0][0]
 
 

@@ -16,8 +16,8 @@ import os
 import struct
 
 from ..events.event import FetchEvent
-from ..state.store import Store, Table
 from ..rules.urls import host_of
+from ..state.store import Store, Table
 
 BLOCKS = 4
 BLOCK_BITS = 16
@@ -122,8 +122,14 @@ class SimhashBlocks:
 
 
 class ClusterIndex:
-    def __init__(self, store: Store, simhash_distance: int = 3, canonical_hints: bool = True,
-                 urls: Table | None = None, clusters: Table | None = None):
+    def __init__(
+        self,
+        store: Store,
+        simhash_distance: int = 3,
+        canonical_hints: bool = True,
+        urls: Table | None = None,
+        clusters: Table | None = None,
+    ):
         """``urls`` and ``clusters`` are the owner's tables, shared with the index (it only
         reads them), so the owner's cache policy and record type hold for both."""
         self.digests = store.table("digest", filtered=True)
