@@ -5,20 +5,25 @@ import json
 import msgspec
 import pytest
 
-from dustonline.evaluation import prequential as evaluation
 from dustonline.cli import main
 from dustonline.config import Config
-from dustonline.events.event import FetchEvent
+from dustonline.evaluation import prequential as evaluation
 from dustonline.evaluation.generator import GenConfig, write_stream
 from dustonline.evaluation.methods import METHODS, resolve
 from dustonline.evaluation.metrics import evaluate
+from dustonline.events.event import FetchEvent
 from dustonline.learner.protocol import LearnerBase
 from dustonline.rules.book import RuleBook
 from dustonline.rules.ruleset import RETIRED, Rule, rule_order
 
 H = "http://shop.example.com"
-DROP_SID = Rule(id="r-sid", hosts=["shop.example.com"], context=r"^(http://shop\.example\.com/p/\d+)\?sid=\w+$",
-                transformation="$1", support=10)
+DROP_SID = Rule(
+    id="r-sid",
+    hosts=["shop.example.com"],
+    context=r"^(http://shop\.example\.com/p/\d+)\?sid=\w+$",
+    transformation="$1",
+    support=10,
+)
 
 
 class Scripted(LearnerBase):
@@ -66,8 +71,16 @@ def test_time_to_rule_counts_from_the_first_duplicate_pair_the_rule_explains():
     rp = evaluation.prequential(stream, evaluation._Recording(Scripted({7: [DROP_SID]}), firsts), split_i=8)
     ttr = evaluation.time_to_rule(rp.records, rp.timeline, firsts)
     # evidence: /p/0?sid=s0 (event 1, t=5) joins /p/0; the rule is published at event 7 (t=35)
-    assert ttr["per_rule"] == [{"rule": "r-sid", "evidence_ts": 5.0, "evidence_url": f"{H}/p/0?sid=s0",
-                                "active_ts": 35.0, "seconds": 30.0, "events": 6}]
+    assert ttr["per_rule"] == [
+        {
+            "rule": "r-sid",
+            "evidence_ts": 5.0,
+            "evidence_url": f"{H}/p/0?sid=s0",
+            "active_ts": 35.0,
+            "seconds": 30.0,
+            "events": 6,
+        }
+    ]
     assert ttr["median_seconds"] == 30.0
 
 
@@ -79,8 +92,14 @@ def test_a_rule_that_stops_holding_is_charged_for_its_wrong_merges_until_retired
         url = f"{H}/p/3?sid={sid}"
         events.append(FetchEvent(url=url, ts=100.0 + i, digest=f"x{sid}"))
         truth[url] = f"new-{sid}"
-    retired = Rule(id="r-sid", hosts=DROP_SID.hosts, context=DROP_SID.context,
-                   transformation=DROP_SID.transformation, status=RETIRED, version=2)
+    retired = Rule(
+        id="r-sid",
+        hosts=DROP_SID.hosts,
+        context=DROP_SID.context,
+        transformation=DROP_SID.transformation,
+        status=RETIRED,
+        version=2,
+    )
     rp = evaluation.prequential(evaluation.Stream(events, truth), Scripted({1: [DROP_SID], 8: [retired]}), split_i=7)
     (ret,) = evaluation.retirements(rp)
     assert ret["rule"] == "r-sid" and ret["retired_i"] == 8
@@ -136,8 +155,19 @@ def test_online_is_comparable_to_batch_and_beats_static(result):
 
 
 def test_cli_writes_report_and_json(generated, tmp_path, capsys):
-    rc = main(["eval", str(generated / "s.jsonl"), "--truth", str(generated / "t.jsonl"), "--learner",
-               "online,surt", "--report", str(tmp_path / "rep"), "--quiet"])
+    rc = main(
+        [
+            "eval",
+            str(generated / "s.jsonl"),
+            "--truth",
+            str(generated / "t.jsonl"),
+            "--learner",
+            "online,surt",
+            "--report",
+            str(tmp_path / "rep"),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     out = capsys.readouterr().out
     assert "| online |" in out and "| surt |" in out and "| dustlin |" not in out
@@ -154,6 +184,7 @@ def test_cli_unknown_learner_is_a_clear_error(generated, capsys):
 
 def test_report_renders_in_a_real_browser(result, tmp_path, chromium):
     import browser
+
     from dustonline.evaluation.report import write_report
 
     page = write_report(result[1], tmp_path / "rep")
@@ -181,6 +212,7 @@ def test_same_stream_same_figures(generated, result):
         for r in res["methods"]:
             r.pop("learn_seconds", None)
         return res
+
     assert strip(again) == strip(result[1])
 
 
@@ -194,8 +226,11 @@ def test_a_batch_method_trained_through_the_protocol_holds_its_fit(fit):
     from dustonline.rules.ruleset import RuleSet
     from dustonline.seeds.refit import RefitLearner
 
-    f = import_module(f"dustonline.seeds.{fit}").fit if fit != "dustlin" else \
-        (lambda evs, cfg: import_module("dustonline.seeds.dustlin").learn(evs, cfg, "dustlin"))
+    f = (
+        import_module(f"dustonline.seeds.{fit}").fit
+        if fit != "dustlin"
+        else (lambda evs, cfg: import_module("dustonline.seeds.dustlin").learn(evs, cfg, "dustlin"))
+    )
     events = [ev for ev, _ in generate(GenConfig(seed=7, sites=6, pages=1500))]
     cfg = Config().check()
     learner = RefitLearner(f, cfg)

@@ -17,7 +17,7 @@ Over N distinct URLs with known contents (C distinct), keyed into N' canonical k
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import msgspec
 
@@ -27,12 +27,12 @@ class Metrics(msgspec.Struct):
     contents: int
     keys: int
     compression: float
-    coverage: float | None     # None: there were no duplicates to find
+    coverage: float | None  # None: there were no duplicates to find
     lost: int
     lost_rate: float
     np: float
     arr: float | None = None
-    wrong_merges: int = 0      # URLs keyed onto a key none of whose URLs had their content
+    wrong_merges: int = 0  # URLs keyed onto a key none of whose URLs had their content
     dup_reduction: float | None = None
 
 
@@ -42,9 +42,9 @@ class KeyStats:
     __slots__ = ("groups", "contents", "fetched", "n", "correct", "wrong", "pairs_all", "pairs_true")
 
     def __init__(self) -> None:
-        self.groups: dict[str, list] = {}   # key -> [size, {content: count}]
+        self.groups: dict[str, list] = {}  # key -> [size, {content: count}]
         self.contents: set[str] = set()
-        self.fetched: set[str] = set()      # the first content of each key: what a crawler fetches
+        self.fetched: set[str] = set()  # the first content of each key: what a crawler fetches
         self.n = self.correct = self.wrong = self.pairs_all = self.pairs_true = 0
 
     def add(self, key: str, content: str) -> bool | None:

@@ -22,20 +22,20 @@ from __future__ import annotations
 import gzip
 import sys
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import msgspec
 
 from ..config import Config
 from ..events.event import FetchEvent
-from ..learner.protocol import Learner, LearnerBase
-from .methods import Method
-from .metrics import KeyStats, Metrics, evaluate_keys
 from ..events.routing import site_key
+from ..learner.protocol import Learner, LearnerBase
 from ..rules.ruleset import ACTIVE, Rule, RuleSet
 from ..rules.urls import host_of, light_normalize
+from .methods import Method
+from .metrics import KeyStats, Metrics, evaluate_keys
 
 
 class Rec:
@@ -51,7 +51,7 @@ class Rec:
 @dataclass
 class Stream:
     events: list[FetchEvent]
-    truth: dict[str, str] | None          # None: digests stand in for it
+    truth: dict[str, str] | None  # None: digests stand in for it
     rejected: int = 0
     sources: list[str] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)  # URL -> how the generator made it
@@ -79,7 +79,7 @@ def load_truth(path: str | Path) -> tuple[dict[str, str], dict[str, str]]:
                 rec = dec.decode(line)
                 url, t = rec["url"], str(rec["truth"])
             except (msgspec.DecodeError, KeyError, TypeError):
-                raise ValueError(f"{path}:{n}: not a truth record (want {{\"url\": ..., \"truth\": ...}})") from None
+                raise ValueError(f'{path}:{n}: not a truth record (want {{"url": ..., "truth": ...}})') from None
             if url not in truth:
                 truth[url] = t
                 if "kind" in rec:
@@ -87,8 +87,7 @@ def load_truth(path: str | Path) -> tuple[dict[str, str], dict[str, str]]:
     return truth, kinds
 
 
-def load_stream(inputs: Iterable[str], cfg: Config, truth: str | Path | None = None,
-                fmt: str | None = None) -> Stream:
+def load_stream(inputs: Iterable[str], cfg: Config, truth: str | Path | None = None, fmt: str | None = None) -> Stream:
     from ..events.readers import Rejected, read_events
 
     events, rejected = [], 0
@@ -119,8 +118,8 @@ def _progress(total: int, desc: str, enabled: bool):
 class Replay:
     records: list[Rec]
     final: RuleSet
-    frozen: RuleSet                 # the rules at the split (the end of the prefix)
-    timeline: list[dict]            # every published change: i, ts, rule, status, version
+    frozen: RuleSet  # the rules at the split (the end of the prefix)
+    timeline: list[dict]  # every published change: i, ts, rule, status, version
     curve: list[dict]
     learn_seconds: float
     summary: dict
@@ -144,8 +143,9 @@ def prequential(stream: Stream, learner: Learner, split_i: int, points: int = 60
     def apply(changes, i, ts):
         for r in changes:
             if rs.upsert(r):
-                timeline.append({"i": i, "ts": ts, "rule": r.id, "status": r.status, "version": r.version,
-                                 "hosts": len(r.hosts)})
+                timeline.append(
+                    {"i": i, "ts": ts, "rule": r.id, "status": r.status, "version": r.version, "hosts": len(r.hosts)}
+                )
 
     for i, ev in enumerate(events):
         if i == split_i:
@@ -163,9 +163,19 @@ def prequential(stream: Stream, learner: Learner, split_i: int, points: int = 60
         if (i + 1) % step == 0 or i + 1 == len(events):
             m = ks.metrics()
             dup = (ks.n - len(ks.contents)) - (last[1] - last[2])
-            curve.append({"i": i + 1, "ts": ev.ts, "rules": len(rs), "urls": m.urls, "coverage": m.coverage,
-                          "compression": m.compression, "lost": m.lost, "np": m.np,
-                          "window_coverage": (ks.correct - last[0]) / dup if dup > 0 else None})
+            curve.append(
+                {
+                    "i": i + 1,
+                    "ts": ev.ts,
+                    "rules": len(rs),
+                    "urls": m.urls,
+                    "coverage": m.coverage,
+                    "compression": m.compression,
+                    "lost": m.lost,
+                    "np": m.np,
+                    "window_coverage": (ks.correct - last[0]) / dup if dup > 0 else None,
+                }
+            )
             last = (ks.correct, ks.n, len(ks.contents))
         if bar is not None and (i & 1023) == 0:
             bar.update(i + 1 - bar.n)
@@ -175,8 +185,9 @@ def prequential(stream: Stream, learner: Learner, split_i: int, points: int = 60
     end = learner.flush()
     learn_s += clock() - t0
     apply(end, len(events), events[-1].ts if events else 0.0)
-    return Replay(records, rs, frozen if frozen is not None else RuleSet(rs.rules()), timeline, curve, learn_s,
-                  learner.summary())
+    return Replay(
+        records, rs, frozen if frozen is not None else RuleSet(rs.rules()), timeline, curve, learn_s, learner.summary()
+    )
 
 
 # --------------------------------------------------------------------------- rule timings
@@ -229,8 +240,16 @@ def time_to_rule(records: list[Rec], timeline: list[dict], first_rules: dict[str
         if e is None:
             continue
         d_s, d_i = s["active_ts"] - e.ts, s["active_i"] - e.i
-        per_rule.append({"rule": rid, "evidence_ts": e.ts, "evidence_url": e.url, "active_ts": s["active_ts"],
-                         "seconds": d_s, "events": d_i})
+        per_rule.append(
+            {
+                "rule": rid,
+                "evidence_ts": e.ts,
+                "evidence_url": e.url,
+                "active_ts": s["active_ts"],
+                "seconds": d_s,
+                "events": d_i,
+            }
+        )
         if d_i < 0:
             early += 1
         else:
@@ -239,8 +258,10 @@ def time_to_rule(records: list[Rec], timeline: list[dict], first_rules: dict[str
     return {
         "rules": len(per_rule),
         "before_local_evidence": early,
-        "median_seconds": _pct(secs, 0.5), "p90_seconds": _pct(secs, 0.9),
-        "median_events": _pct(events, 0.5), "p90_events": _pct(events, 0.9),
+        "median_seconds": _pct(secs, 0.5),
+        "p90_seconds": _pct(secs, 0.9),
+        "median_events": _pct(events, 0.5),
+        "p90_events": _pct(events, 0.9),
         "per_rule": per_rule,
     }
 
@@ -268,8 +289,15 @@ def retirements(replay: Replay) -> list[dict]:
     for rid, s in sorted(spans.items(), key=lambda kv: (kv[1]["retired_i"] or 0, kv[0])):
         if s["retired_i"] is None:
             continue
-        out.append({"rule": rid, **s, "active_seconds": s["retired_ts"] - s["active_ts"],
-                    "wrong_merges": wrong.get(rid, 0), "lost": len(lost_truths.get(rid, ()))})
+        out.append(
+            {
+                "rule": rid,
+                **s,
+                "active_seconds": s["retired_ts"] - s["active_ts"],
+                "wrong_merges": wrong.get(rid, 0),
+                "lost": len(lost_truths.get(rid, ())),
+            }
+        )
     return out
 
 
@@ -288,15 +316,24 @@ def drift_report(layout: list[dict] | None, replay: Replay, rules: dict[str, Rul
         t = d["drift_ts"]
         hit = []
         for rid, s in sorted(spans.items()):
-            if not hosts & {h.lower() for h in rules[rid].hosts} or s["active_ts"] > t \
-                    or (s["retired_ts"] is not None and s["retired_ts"] < t):
+            if (
+                not hosts & {h.lower() for h in rules[rid].hosts}
+                or s["active_ts"] > t
+                or (s["retired_ts"] is not None and s["retired_ts"] < t)
+            ):
                 continue  # only the rules that held when the site changed
             wrong = sum(1 for r in replay.records if r.rule == rid and r.outcome is False and r.ts >= t)
-            hit.append({"rule": rid, "retired_ts": s["retired_ts"],
-                        "after_drift_seconds": None if s["retired_ts"] is None else s["retired_ts"] - t,
-                        "after_drift_events": None if s["retired_i"] is None else
-                        sum(1 for r in replay.records if t <= r.ts < s["retired_ts"] and host_of(r.url) in hosts),
-                        "wrong_merges_after_drift": wrong})
+            hit.append(
+                {
+                    "rule": rid,
+                    "retired_ts": s["retired_ts"],
+                    "after_drift_seconds": None if s["retired_ts"] is None else s["retired_ts"] - t,
+                    "after_drift_events": None
+                    if s["retired_i"] is None
+                    else sum(1 for r in replay.records if t <= r.ts < s["retired_ts"] and host_of(r.url) in hosts),
+                    "wrong_merges_after_drift": wrong,
+                }
+            )
         out.append({"site": site.get("site"), "drift_ts": t, "description": d.get("description", ""), "rules": hit})
     return out
 
@@ -308,9 +345,10 @@ def _safe(canon: Callable[[str], str]) -> tuple[Callable[[str], str], list[str]]
     def f(url: str) -> str:
         try:
             return canon(url) or url
-        except Exception as e:  # a library that chokes on a URL keeps it as its own key
+        except Exception as e:  # noqa: BLE001 - a library that chokes on a URL keeps it as its own key
             errors.append(f"{url}: {type(e).__name__}: {e}")
             return url
+
     return f, errors
 
 
@@ -390,15 +428,33 @@ def top_rules(replay: Replay, n: int = 12, examples: int = 4) -> list[dict]:
         if rule.id not in groups:
             continue
         key, recs = max(groups[rule.id].items(), key=lambda kv: (len(kv[1]), kv[0]))
-        out.append({"id": rule.id, "hosts": rule.hosts[:5], "n_hosts": len(rule.hosts), "context": rule.context,
-                    "transformation": rule.transformation, "support": rule.support, "merged": merged.get(rule.id, 0),
-                    "example_key": key, "examples": [r.url for r in recs[:examples]]})
+        out.append(
+            {
+                "id": rule.id,
+                "hosts": rule.hosts[:5],
+                "n_hosts": len(rule.hosts),
+                "context": rule.context,
+                "transformation": rule.transformation,
+                "support": rule.support,
+                "merged": merged.get(rule.id, 0),
+                "example_key": key,
+                "examples": [r.url for r in recs[:examples]],
+            }
+        )
     out.sort(key=lambda d: (-d["merged"], d["id"]))
     return out[:n]
 
 
-def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, layout: list[dict] | None = None,
-        points: int = 60, progress: bool = True, top_sites: int = 25) -> dict:
+def run(
+    stream: Stream,
+    cfg: Config,
+    methods: list[Method],
+    tail: float = 0.2,
+    layout: list[dict] | None = None,
+    points: int = 60,
+    progress: bool = True,
+    top_sites: int = 25,
+) -> dict:
     """The whole evaluation as one JSON-able dict (report.py draws it)."""
     if not 0.0 < tail < 1.0:
         raise ValueError(f"tail must be between 0 and 1 (a share of the events), got {tail}")
@@ -437,8 +493,18 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
         tail_outcomes[name] = [ks.add(k, t) for k, t in zip(tail_k, tail_truth)]
         tm = ks.metrics(n_rules or None)
         tail_keys[name] = tail_k
-        rows.append({"name": name, "kind": kind, "doc": doc, "rules": n_rules, "learn_seconds": secs,
-                     "all": _m(all_m), "tail": _m(tm), **(extra or {})})
+        rows.append(
+            {
+                "name": name,
+                "kind": kind,
+                "doc": doc,
+                "rules": n_rules,
+                "learn_seconds": secs,
+                "all": _m(all_m),
+                "tail": _m(tm),
+                **(extra or {}),
+            }
+        )
 
     for m in online:
         rp = replays[m.name]
@@ -448,8 +514,15 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
         t_keys = [r.key for r in rp.records if r.i >= split_i]
         row(m.name, "online", m.doc, len(rp.final), ks.metrics(len(rp.final) or None), t_keys, rp.learn_seconds)
         fz = rp.frozen
-        row(f"{m.name} (frozen at split)", "online", f"{m.name}'s rules at the end of the prefix, not learning on",
-            len(fz), None, [fz.canonicalize(r.url) for r in tail_recs], None)
+        row(
+            f"{m.name} (frozen at split)",
+            "online",
+            f"{m.name}'s rules at the end of the prefix, not learning on",
+            len(fz),
+            None,
+            [fz.canonicalize(r.url) for r in tail_recs],
+            None,
+        )
     prefix = events[:split_i]
     for m in (m for m in methods if m.kind == "batch"):
         say(f"training {m.name} on the prefix ({len(prefix):,} events) ...")
@@ -465,24 +538,49 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
         try:
             canon = m.make()
         except ImportError as e:
-            rows.append({"name": m.name, "kind": "static", "doc": m.doc, "error": f"not installed ({e.name}): "
-                         "pip install 'dustonline[eval]'"})
+            rows.append(
+                {
+                    "name": m.name,
+                    "kind": "static",
+                    "doc": m.doc,
+                    "error": f"not installed ({e.name}): pip install 'dustonline[eval]'",
+                }
+            )
             continue
         f, errors = _safe(canon)
         t0 = time.perf_counter()
         all_m = evaluate_keys((f(r.url), r.truth) for r in recs)
         secs = time.perf_counter() - t0
-        row(m.name, "static", m.doc, 0, all_m, [f(r.url) for r in tail_recs], secs,
-            {"url_errors": len(errors), "url_error_examples": errors[:3]})
+        row(
+            m.name,
+            "static",
+            m.doc,
+            0,
+            all_m,
+            [f(r.url) for r in tail_recs],
+            secs,
+            {"url_errors": len(errors), "url_error_examples": errors[:3]},
+        )
 
     result = {
-        "input": {"sources": stream.sources, "events": len(events), "rejected": stream.rejected,
-                  "urls": len(recs), "contents": len({r.truth for r in recs}),
-                  "sites": len({site_key(r.url) for r in recs}),
-                  "truth": "truth file" if stream.truth is not None else "content digest (exact duplicates)",
-                  "first_ts": events[0].ts, "last_ts": events[-1].ts},
-        "tail": {"share": tail, "split_index": split_i, "split_ts": split_ts, "urls": len(tail_recs),
-                 "contents": len(set(tail_truth))},
+        "input": {
+            "sources": stream.sources,
+            "events": len(events),
+            "rejected": stream.rejected,
+            "urls": len(recs),
+            "contents": len({r.truth for r in recs}),
+            "sites": len({site_key(r.url) for r in recs}),
+            "truth": "truth file" if stream.truth is not None else "content digest (exact duplicates)",
+            "first_ts": events[0].ts,
+            "last_ts": events[-1].ts,
+        },
+        "tail": {
+            "share": tail,
+            "split_index": split_i,
+            "split_ts": split_ts,
+            "urls": len(tail_recs),
+            "contents": len(set(tail_truth)),
+        },
         "config": cfg.to_dict(),
         "methods": rows,
         "sites": _site_table(tail_recs, tail_keys, top_sites),
@@ -490,18 +588,20 @@ def run(stream: Stream, cfg: Config, methods: list[Method], tail: float = 0.2, l
     }
     if ref_method is not None:
         rules_seen = first_rules[ref_method.name]
-        result.update({
-            "online": ref_method.name,
-            "curve": ref.curve,
-            "summary": ref.summary,
-            "rule_changes": len(ref.timeline),
-            "time_to_rule": time_to_rule(recs, ref.timeline, rules_seen),
-            "retirements": retirements(ref),
-            "drift": drift_report(layout, ref, rules_seen),
-            "top_rules": top_rules(ref),
-            "clusters": clusters(recs, ref.final),
-            "rules": [msgspec.to_builtins(r) for r in ref.final.rules()[:100]],
-        })
+        result.update(
+            {
+                "online": ref_method.name,
+                "curve": ref.curve,
+                "summary": ref.summary,
+                "rule_changes": len(ref.timeline),
+                "time_to_rule": time_to_rule(recs, ref.timeline, rules_seen),
+                "retirements": retirements(ref),
+                "drift": drift_report(layout, ref, rules_seen),
+                "top_rules": top_rules(ref),
+                "clusters": clusters(recs, ref.final),
+                "rules": [msgspec.to_builtins(r) for r in ref.final.rules()[:100]],
+            }
+        )
         result["targets"] = targets(rows, ref_method.name)
     return result
 
@@ -517,7 +617,9 @@ def targets(rows: list[dict], online: str) -> dict:
     ot = o["tail"]
     if "dustlin" in by:
         d = by["dustlin"]["tail"]
-        out["coverage_vs_dustlin"] = ot["coverage"] / d["coverage"] if d["coverage"] and ot["coverage"] is not None else None
+        out["coverage_vs_dustlin"] = (
+            ot["coverage"] / d["coverage"] if d["coverage"] and ot["coverage"] is not None else None
+        )
         out["lost_online"], out["lost_dustlin"] = ot["lost"], d["lost"]
         out["dustlin_met"] = (out["coverage_vs_dustlin"] or 0) >= 0.95 and ot["lost"] <= d["lost"]
     statics = [r for r in rows if r.get("kind") == "static" and "tail" in r and r["name"] != "none"]

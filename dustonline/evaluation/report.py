@@ -57,8 +57,14 @@ def plot_over_time(res: dict) -> str:
     x = [_days(p["ts"], t0) for p in curve]
     fig, ax = plt.subplots(figsize=(9, 3.6))
     ax.plot(x, [_nan(p["coverage"]) for p in curve], color=_COLORS["online"], label="coverage, cumulative")
-    ax.plot(x, [_nan(p["window_coverage"]) for p in curve],
-            color=_COLORS["online"], alpha=0.45, linestyle="--", label="coverage, per window")
+    ax.plot(
+        x,
+        [_nan(p["window_coverage"]) for p in curve],
+        color=_COLORS["online"],
+        alpha=0.45,
+        linestyle="--",
+        label="coverage, per window",
+    )
     ax.set_ylim(0, 1)
     ax.set_ylabel("share of duplicate URLs merged")
     ax.set_xlabel("event time (days from the first event)")
@@ -140,8 +146,15 @@ def plot_kinds(res: dict) -> str:
         for j, m in enumerate(methods):
             v = r.get(m, 0.0)
             bad = r["kind"] == "trap" and v > 0
-            ax.text(j, i, f"{v:.0%}", ha="center", va="center", fontsize=7,
-                    color="#cf222e" if bad else ("white" if v > 0.6 else "#1f2328"))
+            ax.text(
+                j,
+                i,
+                f"{v:.0%}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="#cf222e" if bad else ("white" if v > 0.6 else "#1f2328"),
+            )
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)))
@@ -163,8 +176,10 @@ def plot_time_to_rule(res: dict) -> str:
 
 # --------------------------------------------------------------------------- HTML
 _CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#1f2328;padding:0 16px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px}
+body{color:#1f2328;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 .sub{color:#57606a;margin:0 0 16px} table{border-collapse:collapse;margin:8px 0;font-size:13px}
 th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;vertical-align:top} th{background:#f6f8fa}
 td.l,th.l{text-align:left} code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
@@ -204,16 +219,35 @@ def headline_rows(res: dict) -> list[list[str]]:
             out.append([r["name"], r["kind"], "–", "–", "–", "–", "–", "–", "–", r.get("error", "")])
             continue
         t, a = r["tail"], r.get("all")
-        out.append([r["name"], r["kind"], _pc(t["coverage"]), str(t["lost"]), f"{t['np']:.4f}",
-                    _pc(t["compression"]), _num(r["rules"]),
-                    "–" if t.get("arr") is None else f"{t['arr']:.1f}",
-                    "–" if r.get("learn_seconds") is None else f"{r['learn_seconds']:.1f}",
-                    "–" if a is None else f"{_pc(a['coverage'])} / {a['lost']}"])
+        out.append(
+            [
+                r["name"],
+                r["kind"],
+                _pc(t["coverage"]),
+                str(t["lost"]),
+                f"{t['np']:.4f}",
+                _pc(t["compression"]),
+                _num(r["rules"]),
+                "–" if t.get("arr") is None else f"{t['arr']:.1f}",
+                "–" if r.get("learn_seconds") is None else f"{r['learn_seconds']:.1f}",
+                "–" if a is None else f"{_pc(a['coverage'])} / {a['lost']}",
+            ]
+        )
     return out
 
 
-HEADLINE_COLS = ["method", "kind", "coverage", "lost", "NP", "compression", "rules", "AR/R", "seconds",
-                 "whole stream: coverage / lost"]
+HEADLINE_COLS = [
+    "method",
+    "kind",
+    "coverage",
+    "lost",
+    "NP",
+    "compression",
+    "rules",
+    "AR/R",
+    "seconds",
+    "whole stream: coverage / lost",
+]
 
 
 def markdown_table(res: dict) -> str:
@@ -224,103 +258,186 @@ def markdown_table(res: dict) -> str:
 
 def _table(cols: list[str], rows: list[list[str]], left: int = 1) -> str:
     head = "".join(f"<th class=l>{_e(c)}</th>" if i < left else f"<th>{_e(c)}</th>" for i, c in enumerate(cols))
-    body = "".join("<tr>" + "".join(f"<td class=l>{c}</td>" if i < left else f"<td>{c}</td>"
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td class=l>{c}</td>" if i < left else f"<td>{c}</td>" for i, c in enumerate(row)) + "</tr>"
+        for row in rows
+    )
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def render_html(res: dict, images: dict[str, str]) -> str:
     inp, tail = res["input"], res["tail"]
-    parts = [f"<!doctype html><html><head><meta charset=utf-8><title>dustonline evaluation</title>"
-             f"<style>{_CSS}</style></head><body>",
-             "<h1>dustonline replay evaluation</h1>",
-             f"<p class=sub>{inp['events']:,} events ({inp['rejected']:,} rejected), {inp['urls']:,} distinct URLs with "
-             f"content, {inp['contents']:,} distinct pages, {inp['sites']:,} registered domains; {_when(inp['first_ts'])} to "
-             f"{_when(inp['last_ts'])} UTC. Ground truth: {_e(inp['truth'])}. Sources: "
-             f"{_e(', '.join(Path(s).name for s in inp['sources']))}</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset=utf-8><title>dustonline evaluation</title>"
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>dustonline replay evaluation</h1>",
+        f"<p class=sub>{inp['events']:,} events ({inp['rejected']:,} rejected), {inp['urls']:,} distinct URLs with "
+        f"content, {inp['contents']:,} distinct pages, {inp['sites']:,} registered domains; "
+        f"{_when(inp['first_ts'])} to {_when(inp['last_ts'])} UTC. Ground truth: {_e(inp['truth'])}. Sources: "
+        f"{_e(', '.join(Path(s).name for s in inp['sources']))}</p>",
+    ]
     tg = res.get("targets") or {}
     if tg:
         cards = []
         if "coverage_vs_dustlin" in tg:
             ok = "ok" if tg["dustlin_met"] else "no"
-            cards.append(f"<div class=card>online / batch DustLin coverage<div class='big {ok}'>"
-                         f"{_pc(tg['coverage_vs_dustlin'])}</div>lost {tg['lost_online']} vs {tg['lost_dustlin']}"
-                         f" (bar: &ge; 95%, no more lost)</div>")
+            cards.append(
+                f"<div class=card>online / batch DustLin coverage<div class='big {ok}'>"
+                f"{_pc(tg['coverage_vs_dustlin'])}</div>lost {tg['lost_online']} vs {tg['lost_dustlin']}"
+                f" (bar: &ge; 95%, no more lost)</div>"
+            )
         if tg.get("merges_vs_best_static") is not None:
             ok = "ok" if tg["static_met"] else "no"
-            cards.append(f"<div class=card>online / best static ({_e(tg['best_static'])}) merges<div class='big {ok}'>"
-                         f"{tg['merges_vs_best_static']:.2f}&times;</div>(bar: &ge; 2&times;)</div>")
+            cards.append(
+                f"<div class=card>online / best static ({_e(tg['best_static'])}) merges<div class='big {ok}'>"
+                f"{tg['merges_vs_best_static']:.2f}&times;</div>(bar: &ge; 2&times;)</div>"
+            )
         ttr = res.get("time_to_rule") or {}
         if ttr.get("median_events") is not None:
-            cards.append(f"<div class=card>first evidence &rarr; valid rule, median<div class=big>"
-                         f"{_dur(ttr['median_seconds'])}</div>{ttr['median_events']:,} events (p90 "
-                         f"{_dur(ttr['p90_seconds'])})</div>")
+            cards.append(
+                f"<div class=card>first evidence &rarr; valid rule, median<div class=big>"
+                f"{_dur(ttr['median_seconds'])}</div>{ttr['median_events']:,} events (p90 "
+                f"{_dur(ttr['p90_seconds'])})</div>"
+            )
         parts.append("<div class=grid>" + "".join(cards) + "</div>")
-    parts.append(f"<h2>All methods on the held-out tail</h2><p>The last {tail['share']:.0%} of events: "
-                 f"{tail['urls']:,} URLs first seen there, {tail['contents']:,} pages. Batch learners were "
-                 "trained on the events before it; the online learner keeps learning through it (and, frozen, "
-                 "stops at its start). <i>Whole stream</i> is the prequential replay from the first event.</p>")
+    parts.append(
+        f"<h2>All methods on the held-out tail</h2><p>The last {tail['share']:.0%} of events: "
+        f"{tail['urls']:,} URLs first seen there, {tail['contents']:,} pages. Batch learners were "
+        "trained on the events before it; the online learner keeps learning through it (and, frozen, "
+        "stops at its start). <i>Whole stream</i> is the prequential replay from the first event.</p>"
+    )
     parts.append(_table(HEADLINE_COLS, [[_e(c) for c in row] for row in headline_rows(res)], left=2))
-    for key, title in (("over_time", "Rules and coverage over time"), ("methods", "Savings and losses by method"),
-                       ("kinds", "By kind of DUST, and the traps"), ("sites", "Per site"),
-                       ("time_to_rule", "Time to a valid rule")):
+    for key, title in (
+        ("over_time", "Rules and coverage over time"),
+        ("methods", "Savings and losses by method"),
+        ("kinds", "By kind of DUST, and the traps"),
+        ("sites", "Per site"),
+        ("time_to_rule", "Time to a valid rule"),
+    ):
         if key in images:
             parts.append(f"<h2>{title}</h2><img alt='{_e(title)}' src='data:image/png;base64,{images[key]}'>")
     if res.get("sites"):
         names = [r["name"] for r in res["methods"] if "tail" in r]
-        rows = [[_e(s["site"]), f"{s['urls']:,}", f"{s['duplicates']:,}"]
-                + [f"{_pc(s[n]['coverage'])} / {s[n]['lost']}" for n in names] for s in res["sites"]]
-        parts.append("<details><summary>Per-site table (coverage / lost on the tail)</summary>"
-                     + _table(["site", "URLs", "duplicates"] + names, rows) + "</details>")
+        rows = [
+            [_e(s["site"]), f"{s['urls']:,}", f"{s['duplicates']:,}"]
+            + [f"{_pc(s[n]['coverage'])} / {s[n]['lost']}" for n in names]
+            for s in res["sites"]
+        ]
+        parts.append(
+            "<details><summary>Per-site table (coverage / lost on the tail)</summary>"
+            + _table(["site", "URLs", "duplicates"] + names, rows)
+            + "</details>"
+        )
     if res.get("top_rules"):
         rows = []
         for r in res["top_rules"]:
             ex = "<br>".join(f"<code>{_e(u)}</code>" for u in r["examples"])
-            hosts = ", ".join(r["hosts"]) + (f" (+{r['n_hosts'] - len(r['hosts'])})" if r["n_hosts"] > len(r["hosts"]) else "")
-            rows.append([f"<code>{_e(r['id'])}</code><br>{_e(hosts)}", f"{r['merged']:,}", f"{r['support']:,}",
-                         f"<code>{_e(r['context'])}</code><br>&rarr; <code>{_e(r['transformation'])}</code>",
-                         f"<code>{_e(r['example_key'])}</code><br>&larr; {ex}"])
-        parts.append("<h2>Top rules, with URLs they merge</h2>"
-                     + _table(["rule, hosts", "merged", "support", "context → transformation", "key ← URLs"], rows, 5))
+            hosts = ", ".join(r["hosts"]) + (
+                f" (+{r['n_hosts'] - len(r['hosts'])})" if r["n_hosts"] > len(r["hosts"]) else ""
+            )
+            rows.append(
+                [
+                    f"<code>{_e(r['id'])}</code><br>{_e(hosts)}",
+                    f"{r['merged']:,}",
+                    f"{r['support']:,}",
+                    f"<code>{_e(r['context'])}</code><br>&rarr; <code>{_e(r['transformation'])}</code>",
+                    f"<code>{_e(r['example_key'])}</code><br>&larr; {ex}",
+                ]
+            )
+        parts.append(
+            "<h2>Top rules, with URLs they merge</h2>"
+            + _table(["rule, hosts", "merged", "support", "context → transformation", "key ← URLs"], rows, 5)
+        )
     cl = res.get("clusters")
     if cl:
-        rows = [[f"{c['size']:,}", f"{c['keys']:,}", "<br>".join(f"<code>{_e(u)}</code>" for u in c["urls"])]
-                for c in cl["top"]]
-        parts.append(f"<h2>Duplicate clusters in the input</h2><p>{cl['count']:,} clusters of URLs with one content "
-                     f"({cl['urls']:,} URLs); the final rules give {cl['merged_whole']:,} of them a single key. "
-                     "The largest, with the number of keys the final rules leave them:</p>"
-                     + _table(["URLs", "keys", "URLs (first ones)"], rows, left=0))
+        rows = [
+            [f"{c['size']:,}", f"{c['keys']:,}", "<br>".join(f"<code>{_e(u)}</code>" for u in c["urls"])]
+            for c in cl["top"]
+        ]
+        parts.append(
+            f"<h2>Duplicate clusters in the input</h2><p>{cl['count']:,} clusters of URLs with one content "
+            f"({cl['urls']:,} URLs); the final rules give {cl['merged_whole']:,} of them a single key. "
+            "The largest, with the number of keys the final rules leave them:</p>"
+            + _table(["URLs", "keys", "URLs (first ones)"], rows, left=0)
+        )
     if res.get("rules") is not None:
-        rows = [[f"<code>{_e(r['id'])}</code>", _e(", ".join(r["hosts"][:4]) + (" ..." if len(r["hosts"]) > 4 else "")),
-                 f"{r['support']:,}", f"<code>{_e(r['context'])}</code><br>&rarr; <code>{_e(r['transformation'])}</code>"]
-                for r in res["rules"]]
-        parts.append(f"<details><summary>Rules active at the end ({len(rows)})</summary>"
-                     + _table(["rule", "hosts", "support", "context → transformation"], rows, 4) + "</details>")
+        rows = [
+            [
+                f"<code>{_e(r['id'])}</code>",
+                _e(", ".join(r["hosts"][:4]) + (" ..." if len(r["hosts"]) > 4 else "")),
+                f"{r['support']:,}",
+                f"<code>{_e(r['context'])}</code><br>&rarr; <code>{_e(r['transformation'])}</code>",
+            ]
+            for r in res["rules"]
+        ]
+        parts.append(
+            f"<details><summary>Rules active at the end ({len(rows)})</summary>"
+            + _table(["rule", "hosts", "support", "context → transformation"], rows, 4)
+            + "</details>"
+        )
     if res.get("drift"):
         rows = []
         for d in res["drift"]:
-            for r in d["rules"] or [{"rule": "(no rule was active)", "retired_ts": None, "after_drift_seconds": None,
-                                      "after_drift_events": None, "wrong_merges_after_drift": 0}]:
-                rows.append([_e(d["site"]), _when(d["drift_ts"]), _e(d["description"]), f"<code>{_e(r['rule'])}</code>",
-                             _when(r["retired_ts"]), _dur(r["after_drift_seconds"]),
-                             _num(r["after_drift_events"]), f"{r['wrong_merges_after_drift']:,}"])
-        parts.append("<h2>Concept drift</h2><p>Sites that changed their URL scheme mid-stream, the rules that "
-                     "held before, when the learner retired them, and the fetches they wrongly skipped meanwhile.</p>"
-                     + _table(["site", "drift", "what changed", "rule", "retired", "after", "site URLs meanwhile",
-                               "wrong merges"], rows, 3))
+            for r in d["rules"] or [
+                {
+                    "rule": "(no rule was active)",
+                    "retired_ts": None,
+                    "after_drift_seconds": None,
+                    "after_drift_events": None,
+                    "wrong_merges_after_drift": 0,
+                }
+            ]:
+                rows.append(
+                    [
+                        _e(d["site"]),
+                        _when(d["drift_ts"]),
+                        _e(d["description"]),
+                        f"<code>{_e(r['rule'])}</code>",
+                        _when(r["retired_ts"]),
+                        _dur(r["after_drift_seconds"]),
+                        _num(r["after_drift_events"]),
+                        f"{r['wrong_merges_after_drift']:,}",
+                    ]
+                )
+        parts.append(
+            "<h2>Concept drift</h2><p>Sites that changed their URL scheme mid-stream, the rules that "
+            "held before, when the learner retired them, and the fetches they wrongly skipped meanwhile.</p>"
+            + _table(
+                ["site", "drift", "what changed", "rule", "retired", "after", "site URLs meanwhile", "wrong merges"],
+                rows,
+                3,
+            )
+        )
     if res.get("retirements"):
-        rows = [[f"<code>{_e(r['rule'])}</code>", _when(r["active_ts"]), _when(r["retired_ts"]),
-                 _dur(r["active_seconds"]), f"{r['wrong_merges']:,}", f"{r['lost']:,}"] for r in res["retirements"]]
-        parts.append(f"<details><summary>All {len(rows)} retired rules</summary>"
-                     + _table(["rule", "active", "retired", "active for", "wrong merges", "lost"], rows) + "</details>")
-    parts.append("<h2>Definitions</h2><p>Over distinct URLs with content, in fetch order: <b>coverage</b> = URLs "
-                 "merged with a true duplicate / (URLs &minus; pages) (thesis Eq. 2.3, Lei's dup-reduction); "
-                 "<b>lost</b> = pages none of whose URLs is the first of its key, so a crawler never fetches them; "
-                 "<b>NP</b> = true-duplicate pairs / pairs under one key (Koppula); <b>compression</b> = 1 &minus; "
-                 "keys / URLs; <b>AR/R</b> = URLs &times; compression / rules (Koppula). Keys are assigned "
-                 "prequentially: a URL is keyed by the rules known before its own fetch.</p>")
-    parts.append("<details><summary>Configuration</summary><pre>" + _e(json.dumps(res["config"], indent=1))
-                 + "</pre></details></body></html>")
+        rows = [
+            [
+                f"<code>{_e(r['rule'])}</code>",
+                _when(r["active_ts"]),
+                _when(r["retired_ts"]),
+                _dur(r["active_seconds"]),
+                f"{r['wrong_merges']:,}",
+                f"{r['lost']:,}",
+            ]
+            for r in res["retirements"]
+        ]
+        parts.append(
+            f"<details><summary>All {len(rows)} retired rules</summary>"
+            + _table(["rule", "active", "retired", "active for", "wrong merges", "lost"], rows)
+            + "</details>"
+        )
+    parts.append(
+        "<h2>Definitions</h2><p>Over distinct URLs with content, in fetch order: <b>coverage</b> = URLs "
+        "merged with a true duplicate / (URLs &minus; pages) (thesis Eq. 2.3, Lei's dup-reduction); "
+        "<b>lost</b> = pages none of whose URLs is the first of its key, so a crawler never fetches them; "
+        "<b>NP</b> = true-duplicate pairs / pairs under one key (Koppula); <b>compression</b> = 1 &minus; "
+        "keys / URLs; <b>AR/R</b> = URLs &times; compression / rules (Koppula). Keys are assigned "
+        "prequentially: a URL is keyed by the rules known before its own fetch.</p>"
+    )
+    parts.append(
+        "<details><summary>Configuration</summary><pre>"
+        + _e(json.dumps(res["config"], indent=1))
+        + "</pre></details></body></html>"
+    )
     return "\n".join(parts)
 
 
