@@ -43,7 +43,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from math import inf, log
 from random import Random
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 import mmh3
 import msgspec
@@ -964,17 +964,25 @@ def _open_write(path):
     return gzip.open(p, "wb", compresslevel=1) if p.endswith(".gz") else open(p, "wb")
 
 
-def write_stream(cfg: GenConfig, events_path, truth_path) -> int:
+class LabeledConfig(Protocol):
+    """A workload config that makes its own labeled stream (longtail.LongtailConfig)."""
+
+    def labeled(self) -> Iterator[tuple[FetchEvent, str, str]]: ...
+
+
+def write_stream(cfg: GenConfig | LabeledConfig, events_path, truth_path) -> int:
     """Write events (JSON lines) and ground truth (``{"url", "truth", "kind"}`` lines, kind as
     in ``generate_labeled``: what made the URL, for per-family figures) to two files;
     line i of the truth file belongs to line i of the event file. ``.gz`` paths are
-    gzip-compressed. Returns the number of events."""
+    gzip-compressed. Returns the number of events. Other workloads' configs (longtail.py's)
+    bring their own labeled stream as a ``labeled()`` method, so one writer serves all."""
     encode = msgspec.json.Encoder().encode
+    pairs = generate_labeled(cfg) if isinstance(cfg, GenConfig) else cfg.labeled()
     n = 0
     with _open_write(events_path) as ev, _open_write(truth_path) as tr:
         ev_buf: list[bytes] = []
         tr_buf: list[bytes] = []
-        for event, truth, kind in generate_labeled(cfg):
+        for event, truth, kind in pairs:
             ev_buf.append(encode(event.to_json()))
             tr_buf.append(encode({"url": event.url, "truth": truth, "kind": kind}))
             if len(ev_buf) >= 8192:
