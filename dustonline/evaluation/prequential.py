@@ -14,7 +14,9 @@ end of the prefix (as the batch learners are).
 
 Ground truth: a truth file (``dustonline generate``) maps URLs to content ids; without
 one, the content digest of the URL's first 2xx fetch stands in for it (exact duplicates
-only: near-duplicates such as print pages then count as distinct pages).
+only: near-duplicates such as print pages then count as distinct pages). Then the result
+also scores the whole crawl with each online method's final rules and each static
+canonicalizer (``crawl``, realcrawl.py): fetches saved and distinct contents merged.
 """
 
 from __future__ import annotations
@@ -586,6 +588,8 @@ def run(
         "sites": _site_table(tail_recs, tail_keys, top_sites),
         "kinds": by_kind([stream.kinds.get(r.url) for r in tail_recs], tail_truth, tail_outcomes),
     }
+    if stream.truth is None:
+        result["crawl"] = _whole_crawl(recs, replays, online, methods)
     if ref_method is not None:
         rules_seen = first_rules[ref_method.name]
         result.update(
@@ -604,6 +608,23 @@ def run(
         )
         result["targets"] = targets(rows, ref_method.name)
     return result
+
+
+def _whole_crawl(recs: list[Rec], replays: dict[str, Replay], online: list[Method], methods: list[Method]) -> dict:
+    """Each online method's final rules and each static canonicalizer over every URL of the
+    stream, digests as truth (realcrawl.py): what the rules would save on the next crawl of
+    the same sites. Batch methods are left out: their rules saw only the prefix."""
+    from .realcrawl import whole_crawl
+
+    canons: dict[str, Callable[[str], str]] = {m.name: replays[m.name].final.canonicalize for m in online}
+    for m in methods:
+        if m.kind == "static":
+            try:
+                canons[m.name] = m.make()
+            except ImportError:
+                continue  # reported in the methods table
+    n_rules = {m.name: len(replays[m.name].final) for m in online}
+    return whole_crawl(((r.url, r.truth) for r in recs), canons, n_rules)
 
 
 def targets(rows: list[dict], online: str) -> dict:

@@ -251,8 +251,13 @@ HEADLINE_COLS = [
 
 
 def markdown_table(res: dict) -> str:
+    """The headline table; with digests as the truth, the whole-crawl table after it."""
     lines = ["| " + " | ".join(HEADLINE_COLS) + " |", "|" + "---|" * len(HEADLINE_COLS)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in headline_rows(res)]
+    if res.get("crawl"):
+        from .realcrawl import markdown
+
+        lines += ["", markdown(res["crawl"])]
     return "\n".join(lines)
 
 
@@ -263,6 +268,34 @@ def _table(cols: list[str], rows: list[list[str]], left: int = 1) -> str:
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _crawl_html(crawl: dict) -> str:
+    """The whole-crawl table (realcrawl.py), with the keys that merge distinct contents."""
+    from .realcrawl import FAMILY_DOC, crawl_rows
+
+    cols, rows = crawl_rows(crawl)
+    fams = "; ".join(f"<i>{_e(f)}</i>: {_e(d)}" for f, d in FAMILY_DOC.items() if crawl["families"].get(f))
+    ex = []
+    for m in crawl["methods"]:
+        for x in m.get("merged_examples", ()):
+            urls = "<br>".join(f"<code>{_e(u)}</code>" for u in x["urls"])
+            ex.append([_e(m["name"]), f"<code>{_e(x['key'])}</code>", urls])
+    more = ""
+    if ex:
+        more = (
+            "<details><summary>Keys that merge distinct contents (the first ones of each method)</summary>"
+            + _table(["method", "key", "URLs of distinct contents"], ex, 3)
+            + "</details>"
+        )
+    return (
+        f"<h2>Whole crawl, final rules</h2><p>Each online learner's final rules and each static canonicalizer "
+        f"over all {crawl['urls']:,} distinct 2xx URLs ({crawl['contents']:,} distinct digests): <b>fetches "
+        f"saved</b> (URLs &minus; keys) and <b>distinct contents merged</b> (per key, digests &minus; 1: pages "
+        f"never fetched). Fetches saved = duplicates merged + contents merged; the ceiling is "
+        f"{crawl['ceiling']:,} duplicates by digest. Per family (told from the URLs alone: {fams}), the "
+        f"duplicates each method merges.</p>" + _table(cols, [[_e(c) for c in row] for row in rows]) + more
+    )
 
 
 def render_html(res: dict, images: dict[str, str]) -> str:
@@ -307,6 +340,8 @@ def render_html(res: dict, images: dict[str, str]) -> str:
         "stops at its start). <i>Whole stream</i> is the prequential replay from the first event.</p>"
     )
     parts.append(_table(HEADLINE_COLS, [[_e(c) for c in row] for row in headline_rows(res)], left=2))
+    if res.get("crawl"):
+        parts.append(_crawl_html(res["crawl"]))
     for key, title in (
         ("over_time", "Rules and coverage over time"),
         ("methods", "Savings and losses by method"),
