@@ -24,10 +24,10 @@ class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class Learning(_Section):
     k: int = 10                  # URLs aligned per cluster (DustLin's K)
     card_set: int = 5            # token sets larger than this become a type class
-    min_freq: int = 10           # clusters that must yield a rule before it is a candidate
-    min_supp: int = 10           # URL pairs a rule must merge on validation clusters
+    min_freq: int = 3            # clusters that must yield a rule before it is a candidate
+    min_supp: int = 3            # URL pairs a rule must merge on validation clusters
     fpr_max: float = 0.0         # tolerated share of those pairs that are not duplicates
-    holdout: float = 0.33        # share of clusters (by hash) kept for validation only; 0 = validate on all
+    holdout: float = 0.0         # share of clusters (by hash) kept for validation only; 0 = validate on all
     max_cluster_urls: int = 1000 # a cluster with more distinct URLs is noise (soft 404, shared image)
     max_noise: float = 0.5       # a consensus with more non-invariant token sets than this share is noise
     generalize: bool = True      # merge same-shape rules across clusters (docs/DESIGN.md §6)

@@ -46,7 +46,7 @@ def learned(tmp_path_factory):
         "--dead-letter",
         dlq,
         "--config",
-        "configs/small-site.yaml",
+        "configs/default.yaml",
     )
     return d, rules, dlq, p
 
@@ -162,7 +162,7 @@ def test_learn_rules_out_dash_writes_the_rules_to_stdout(learned, tmp_path):
         "--dead-letter",
         tmp_path / "dead.jsonl",
         "--config",
-        "configs/small-site.yaml",
+        "configs/default.yaml",
     )
     assert p.stdout.encode() == rules.read_bytes()  # the same bytes a file gets
     out = tmp_path / "stdout.jsonl"

@@ -539,8 +539,8 @@ def test_cli_generate_bad_family(tmp_path, capsys):
 # --------------------------------------------------------------------------- a learner sees the drift
 
 @pytest.mark.parametrize("cfg, config_file", [
-    (DRIFT_P, "configs/small-site.yaml"),
-    (DRIFT_SLUG, "configs/small-site.yaml"),
+    (DRIFT_P, "configs/default.yaml"),
+    (DRIFT_SLUG, "configs/default.yaml"),
     (GenConfig(seed=0, sites=50, pages=20000, drift_sites=1), None),  # shipped defaults, a big site
 ], ids=["p-small-site", "slug-small-site", "slug-defaults"])
 def test_online_learner_retires_the_slug_rule_after_the_drift(cfg, config_file):

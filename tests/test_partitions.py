@@ -35,7 +35,7 @@ def test_site_key_is_the_registered_domain():
     assert site_key("https://Shop.Example.COM:8080/x") == b"example.com"
 
 
-CFG = {"learning": {"min_freq": 3, "min_supp": 3}}
+CFG = {"learning": {"min_freq": 3, "min_supp": 3, "holdout": 0.33}}  # a rule shape shared by sites of two partitions
 
 
 @pytest.fixture(scope="module")

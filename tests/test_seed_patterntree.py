@@ -4,6 +4,7 @@ from collections import Counter
 
 import pytest
 
+from dustonline.config import config_from_dict
 from dustonline.rules.ruleset import RuleSet
 from dustonline.seeds.patterntree import (
     IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, PatternTree, compose, decompose,
@@ -195,16 +196,20 @@ def test_graph_keeps_one_rule_per_source_to_the_most_popular_target():
 
 # --------------------------------------------------------------------------- (e) few rules per site
 
+# DustLin as the thesis runs it (min_freq = min_supp = 10, a third of the clusters held
+# out): the seed systems are compared with the thesis, not with dustonline's defaults
+THESIS = config_from_dict({"learning": {"min_freq": 10, "min_supp": 10, "holdout": 0.33}})
+
+
 def test_few_rules_per_site_on_a_generated_stream(tmp_path):
     from dustonline.evaluation import prequential as evaluation
-    from dustonline.config import Config
     from dustonline.evaluation.generator import GenConfig, write_stream
     from dustonline.evaluation.methods import Method, batch, resolve
     from dustonline.seeds.patterntree_learn import fit
 
     gc = GenConfig(seed=3, sites=20, pages=6000)
     write_stream(gc, tmp_path / "s.jsonl", tmp_path / "t.jsonl")
-    cfg = Config().check()
+    cfg = THESIS
     st = evaluation.load_stream([str(tmp_path / "s.jsonl")], cfg, str(tmp_path / "t.jsonl"))
     res = evaluation.run(st, cfg, resolve("dustlin") + [Method("patterntree", "batch", "Lei et al.", batch(fit))],
                          progress=False)
