@@ -40,7 +40,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
-from math import exp, log
+from math import exp, inf, log
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -641,6 +641,7 @@ PLATFORMS = (
             "/{section}/detail.jsp?itemId={id}",
             "/{section}/{id}.html",
             "/app/{section}/{id}",
+            "/{section}/{id}/",
             "/portal/{section}/<script>?<idp>={id}&<catp>={cat}",
         ),
         (";jsessionid", ";jsessionid", "JSESSIONID"),
@@ -655,6 +656,7 @@ PLATFORMS = (
             "/{Section}/{Slug}-{id}.aspx",
             "/Item.aspx?ItemID={id}&CatID={catid}",
             "/<Section>/{Section}/Default.aspx?ArticleId={id}",
+            "/{Section}/{Slug}-{id}/",
         ),
         ("(S())", "(S())", "ASP.NET_SessionId"),
         ("Default.aspx", "default.aspx", "Default.htm"),
@@ -664,7 +666,12 @@ PLATFORMS = (
     Platform(
         "coldfusion",
         3,
-        ("/index.cfm?fuseaction={section}.detail&id={id}", "/{section}/page.cfm?id={id}", "/index.cfm/{section}/{id}"),
+        (
+            "/index.cfm?fuseaction={section}.detail&id={id}",
+            "/{section}/page.cfm?id={id}",
+            "/index.cfm/{section}/{id}",
+            "/{section}/{id}/",
+        ),
         ("CFID",),
         ("index.cfm",),
         insensitive_share=0.5,
@@ -1386,6 +1393,7 @@ def site_layout(cfg: LongtailConfig) -> list[dict]:
                 "families": [f.name for f in s.families],
                 "redirects": sorted(s.redirects),
                 "session": s.session,
+                "index_file": s.index_file,
                 "trackers": list(s.trackers),
                 "cache_buster": s.cache_buster if s.asset_share else None,
                 "canonical": s.canonical,
@@ -1637,11 +1645,37 @@ def _site_stream(site: Site, cfg: LongtailConfig) -> Iterator[tuple]:
             yield (ev[0].ts, index, out_seq, *ev)
 
 
+BATCH_EVENTS = 50_000  # about how many events one time slice holds in memory
+
+
 def generate_labeled(cfg: LongtailConfig) -> Iterator[tuple[FetchEvent, str, str]]:
-    """``(event, truth, label)`` in non-decreasing event time: the sites' own streams merged."""
+    """``(event, truth, label)`` in non-decreasing event time: the sites' own streams merged.
+
+    The span is cut in time slices of about BATCH_EVENTS events; each site's stream runs
+    through a whole slice at once and the slice is sorted by (time, site, sequence). The
+    order is a heap merge's, but a site's state stays in the CPU caches while it runs:
+    a heap merge resuming one of a thousand sites per event is 2-3 times slower."""
     sites = _make_sites(cfg)
-    for item in heapq.merge(*[_site_stream(s, cfg) for s in sites]):
-        yield item[3], item[4], item[5]
+    expected = 2 * sum(s.n_pages for s in sites)
+    slices = max(1, -(-expected // BATCH_EVENTS))
+    streams = [(s.window[0], _site_stream(s, cfg)) for s in sites]
+    heads: list[tuple | None] = [None] * len(streams)
+    done = [False] * len(streams)
+    for k in range(1, slices + 1):
+        bound = cfg.start_ts + cfg.duration * k / slices if k < slices else inf
+        batch: list[tuple] = []
+        for i, (start, stream) in enumerate(streams):
+            if done[i] or start >= bound:  # no event of a site comes before its window
+                continue
+            item = heads[i] or next(stream, None)
+            while item is not None and item[0] < bound:
+                batch.append(item)
+                item = next(stream, None)
+            heads[i] = item
+            done[i] = item is None
+        batch.sort()
+        for item in batch:
+            yield item[3], item[4], item[5]
 
 
 def generate(cfg: LongtailConfig) -> Iterator[tuple[FetchEvent, str]]:
