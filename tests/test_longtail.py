@@ -414,7 +414,7 @@ def test_bad_settings_are_clear_errors(tmp_path):
 
 
 def _args(**kw):
-    base = {"setting": None, "layout": None, **dict.fromkeys(lt._CLI_KNOBS)}
+    base = {"setting": None, "layout": None, **dict.fromkeys(lt._CLI_KNOBS), **dict.fromkeys(lt.DEFAULT_ONLY)}
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -443,6 +443,15 @@ def test_generate_command_with_a_setting(tmp_path):
         lt.config_from_args(_args(setting=f"{file}:big"))
     with pytest.raises(ValueError, match="--seed"):
         lt.config_from_args(_args(setting=f"{file}:small", seed=3), ignore=())
+
+
+def test_generate_command_refuses_the_default_generators_options(tmp_path):
+    with pytest.raises(ValueError, match="--families"):
+        lt.generate_command(_args(families=("www",)), tmp_path / "e", tmp_path / "t")
+    assert not (tmp_path / "e").exists()
+    # what cli.py's default profile must refuse: options only this generator reads
+    assert set(lt.LONGTAIL_ONLY) - {"setting"} <= set(lt._CLI_KNOBS)
+    assert not {"seed", "sites", "dup_rate", "noise"} & set(lt.LONGTAIL_ONLY)
 
 
 def test_module_main(tmp_path):

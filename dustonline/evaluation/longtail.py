@@ -1734,6 +1734,12 @@ _CLI_KNOBS = (
 )
 
 
+#: options only ``--profile longtail`` reads: the default generator must refuse them
+LONGTAIL_ONLY = ("setting", *(k for k in _CLI_KNOBS if k not in ("seed", "sites", "dup_rate", "noise")))
+#: the default generator's options that mean nothing here (``pages`` has a default: not checked)
+DEFAULT_ONLY = ("families", "drift_sites", "drift_at")
+
+
 def config_from_args(args, ignore: tuple[str, ...] = ("seed", "sites")) -> LongtailConfig:
     """The config ``--profile longtail`` asks for. With ``args.setting`` (``FILE:NAME``), that
     named setting exactly: it is a fixed workload (a held-out one must stay what it was), so
@@ -1764,7 +1770,15 @@ def config_from_args(args, ignore: tuple[str, ...] = ("seed", "sites")) -> Longt
 def generate_command(args, events_path, truth_path) -> int:
     """What ``dustonline generate --profile longtail`` runs, given its parsed arguments and
     the two output paths: writes the files (and ``args.layout`` when set), reports, returns 0.
-    Reads ``args.setting`` and the knobs of ``_CLI_KNOBS`` that exist on ``args``."""
+    Reads ``args.setting`` and the knobs of ``_CLI_KNOBS`` that exist on ``args``; the default
+    generator's own options (families, drift) are refused rather than silently ignored."""
+    foreign = [k for k in DEFAULT_ONLY if getattr(args, k, None) is not None]
+    if foreign:
+        raise ValueError(
+            "generate --profile longtail: "
+            + ", ".join("--" + k.replace("_", "-") for k in foreign)
+            + " belong to the default generator"
+        )
     cfg = config_from_args(args)
     layout = getattr(args, "layout", None)
     n = write_files(cfg, events_path, truth_path, layout)
