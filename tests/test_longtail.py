@@ -263,6 +263,14 @@ def test_aliases_compose(stream):
     assert counts[1] > counts[2] > counts[4] > 0 and counts[5] > 0
 
 
+def test_no_url_repeats_a_parameter(stream):
+    """Added parameters (sessions, tracking, defaults, traps) never reuse a name the URL has:
+    the server would read only one of them, and the truth would be a guess."""
+    for e, _, _ in stream:
+        names = _params(e.url)
+        assert len(names) == len(set(names)), e.url
+
+
 def test_alias_urls_differ_from_the_main_url(stream):
     mains = {t: e.url for e, t, k in stream if k == "main"}
     for e, t, k in stream:

@@ -1260,7 +1260,9 @@ def _make_site(cfg: LongtailConfig, index: int, n_pages: int, taken: set[str]) -
     site.style = Style(template)
     secs = tuple(rng.sample(SECTIONS, rng.randint(1, 8)))
     site.sections = tuple(s.capitalize() for s in secs) if site.case == "insensitive" else secs
-    qnames = {k for k, _ in site.style.query}
+    qnames = {k for k, _ in site.style.query}  # names the site's added parameters must not reuse
+    if p.alias is not None:  # WordPress's /?p=<id>: a pagination p=1 would name another page
+        qnames |= {k for k, _ in p.alias({"id": 1})[1]}
     site.cat_ids = tuple(rng.sample(range(1, 200), rng.randint(2, 12)))
     site.id_base = rng.randint(1, 90000)
     site.id_step = rng.choice((1, 1, 1, 2, 3, 7, 10))
