@@ -10,8 +10,9 @@ families with random weights. Sizes follow a log-normal law: most sites have a f
 pages, a few have thousands. Alias URLs compose several families at once (http + bare
 host + session id + utm parameters), with a per-site law of how many alias URLs a page
 gets and how many families one URL carries. Some sites redirect (http -> https, bare ->
-www or back, missing trailing slash -> slash): the 3xx of the alias URL comes right before
-the 2xx fetch of its target. Traps change content (pagination, sort and filter
+www or back, missing trailing slash -> slash): the 3xx of the alias URL (its target in
+``FetchEvent.redirect`` where that field exists) comes right before the 2xx fetch of the
+target. Traps change content (pagination, sort and filter
 parameters, version/print/mirror directories, language paths, case-sensitive ids that
 differ only in case), soft-404 bodies and shared assets repeat one body under many URLs,
 and non-2xx fetches say nothing.
