@@ -174,6 +174,7 @@ def test_pending_table_is_bounded():
         p.add(f"http://s.com/{i}", f"https://s.com/{i}", T0 + i)
         assert p.count <= 10
     assert p.count == sum(len(v) for _, v in p.table.items())
+    assert p.targets == set(p.table.keys())
     assert p.take("https://s.com/99", 0) == ["http://s.com/99"]  # the newest stay
     assert p.take("https://s.com/0", 0) == []
     for i in range(20):  # at most PER_TARGET sources wait for one target

@@ -224,37 +224,43 @@ class PendingRedirects:
     fetch, so the table stays small; it is bounded all the same (``max_pairs``, the
     oldest half dropped when full, at most ``PER_TARGET`` sources a target), and pairs
     older than the window are dropped. It is in the store like all learner state, so a
-    restarted learner resolves the same pairs."""
+    restarted learner resolves the same pairs. Every new URL asks whether it is a
+    target: the target URLs are also kept in a set, read back at open, which answers
+    that without a store lookup (a key filter would cost 4 MiB, whatever the size)."""
 
     PER_TARGET = 8
 
     def __init__(self, store: Store, max_pairs: int = 50_000):
-        self.table = store.table("redirect", keep=False, filtered=True)
+        self.table = store.table("redirect", keep=False)
         self.max_pairs = max(2, max_pairs)
-        self.count = sum(len(v) for _, v in self.table.items())
+        self.targets: set[str] = set()
+        self.count = 0  # pairs
+        for dst, pairs in self.table.items():
+            self.targets.add(dst)
+            self.count += len(pairs)
 
     def __bool__(self) -> bool:
         return self.count > 0
 
     def add(self, src: str, dst: str, ts: float) -> None:
-        pairs = self.table.get(dst) or []
-        if any(s == src for s, _ in pairs) or len(pairs) >= self.PER_TARGET:
+        pairs = (self.table.get(dst) or []) if dst in self.targets else []
+        if len(pairs) >= self.PER_TARGET or any(s == src for s, _ in pairs):
             return
         if self.count >= self.max_pairs:
             self._drop_oldest(self.max_pairs // 2)
-            pairs = self.table.get(dst) or []
+            pairs = (self.table.get(dst) or []) if dst in self.targets else []
         pairs.append([src, ts])
         self.table[dst] = pairs
+        self.targets.add(dst)
         self.count += 1
 
     def take(self, dst: str, cutoff: float) -> list[str]:
         """The sources waiting for ``dst`` (their pairs leave the table), oldest first;
         pairs from before ``cutoff`` are dropped, as a sweep would have."""
-        if not self.count:
+        if dst not in self.targets:
             return []
-        pairs = self.table.pop(dst)
-        if not pairs:
-            return []
+        self.targets.discard(dst)
+        pairs = self.table.pop(dst) or []
         self.count -= len(pairs)
         return [s for s, t in pairs if t >= cutoff]
 
@@ -278,3 +284,4 @@ class PendingRedirects:
                     self.table[dst] = kept
                 else:
                     del self.table[dst]
+                    self.targets.discard(dst)
