@@ -5,9 +5,14 @@ content comparison. The readers' side is in test_readers.py."""
 from __future__ import annotations
 
 import hashlib
+import io
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
 
 from dustonline import FetchEvent, OnlineLearner, rocks_store
 from dustonline.config import config_from_dict
+from dustonline.events.readers import read_events
 from dustonline.learner.clusters import PendingRedirects, url_key
 from dustonline.rules.urls import host_of
 from dustonline.state.store import memory_store
@@ -216,3 +221,56 @@ def test_checkpoint_and_restart_with_pairs_pending(tmp_path):
         u = f"http://s.com/news/{i}"
         assert cluster_of(second, u) == cluster_of(whole, u) == cluster_of(whole, u.replace("http:", "https:"))
     second.store.close()
+
+
+def _learn_file(path) -> OnlineLearner:
+    lrn = learner()
+    lrn.learn_many(e for e in read_events(path) if isinstance(e, FetchEvent))
+    lrn.flush()
+    return lrn
+
+
+def test_a_warc_of_https_redirects_learns_the_scheme_rule(tmp_path):
+    """From the file on: WARC 301s with a Location, then their targets' responses."""
+    p = tmp_path / "r.warc.gz"
+    with open(p, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for i in range(40):
+            date = {"WARC-Date": f"2025-11-21T10:{i:02d}:00Z"}
+            http = StatusAndHeaders("301 Moved Permanently", [("Location", f"https://s.com/a/{i}")], "HTTP/1.1")
+            w.write_record(
+                w.create_warc_record(
+                    f"http://s.com/a/{i}",
+                    "response",
+                    payload=io.BytesIO(b""),
+                    http_headers=http,
+                    warc_headers_dict=date,
+                )
+            )
+            body = f"<html><body>page {i} of s.com</body></html>".encode()
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], "HTTP/1.1")
+            w.write_record(
+                w.create_warc_record(
+                    f"https://s.com/a/{i}",
+                    "response",
+                    payload=io.BytesIO(body),
+                    http_headers=http,
+                    warc_headers_dict=date,
+                )
+            )
+    keys = _learn_file(p).ruleset().canonicalize
+    assert keys("http://s.com/a/777") == keys("https://s.com/a/777") != keys("https://s.com/a/778")
+
+
+def test_a_crawllog_of_slash_redirects_learns_the_slash_rule(tmp_path):
+    """Heritrix order: the 301 line (no Location), then its target's line, hop R, via the 301."""
+    lines = []
+    for i in range(40):
+        ts = f"2016-03-31T14:{i:02d}:00.000Z"
+        src, dst = f"http://www.s.com/topic{i}", f"http://www.s.com/topic{i}/"
+        lines.append(f"{ts} 301 0 {src} IL http://www.s.com/ text/html #1 20160331143708091+58 - - -")
+        lines.append(f"{ts} 200 99 {dst} ILR {src} text/html #1 20160331143708191+58 sha1:{i:032d} - -")
+    p = tmp_path / "crawl.log"
+    p.write_text("\n".join(lines) + "\n")
+    keys = _learn_file(p).ruleset().canonicalize
+    assert keys("http://www.s.com/topic777") == keys("http://www.s.com/topic777/") != keys("http://www.s.com/topic7/")
