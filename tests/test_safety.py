@@ -38,3 +38,33 @@ def test_a_rule_giving_a_key_with_an_empty_segment_is_never_valid():
     for url in ("http://a.com/v1/x", "http://a.com/v2/x"):
         counts.count_one(book["r"], url, "c1", -1)
     assert rec.malformed == 0
+
+
+def _rule(rid, status, version):
+    return Rule(id=rid, hosts=["a.com"], context="^x$", transformation="y", status=status, version=version)
+
+
+def test_a_step_publishes_each_rule_once_and_never_an_activation_it_takes_back():
+    from dustonline.learner.changes import RuleChanges
+
+    ch = RuleChanges()
+    ch.add(_rule("flap", "active", 1), fresh=True)
+    ch.add(_rule("kept", "active", 4), fresh=True)
+    ch.add(_rule("old", "retired", 7))  # active before the step: its retirement goes out
+    ch.add(_rule("flap", "retired", 2))
+    ch.add(_rule("kept", "active", 5))
+    assert [(r.id, r.version) for r in ch.take()] == [("old", 7), ("kept", 5)]
+    assert ch.take() == []
+
+
+def test_no_rule_flaps_within_a_step_on_a_real_crawl(real_data):
+    from dustonline import OnlineLearner
+    from dustonline.events.readers import Rejected, read_events
+
+    learner = OnlineLearner()
+    for ev in read_events([str(real_data / "ukwa-bbc-crawl.log")]):
+        if isinstance(ev, Rejected):
+            continue
+        changes = learner.learn_one(ev)
+        ids = [r.id for r in changes]
+        assert len(ids) == len(set(ids)), ids

@@ -66,8 +66,16 @@ class RetargetMarks:
 
 
 class Lifecycle:
-    def __init__(self, book: CandidateBook, counts: ValidationCounts, host_urls: HostURLs,
-                 marks: RetargetMarks, changes: RuleChanges, clock: Clock, stats: Stats):
+    def __init__(
+        self,
+        book: CandidateBook,
+        counts: ValidationCounts,
+        host_urls: HostURLs,
+        marks: RetargetMarks,
+        changes: RuleChanges,
+        clock: Clock,
+        stats: Stats,
+    ):
         self.book, self.counts, self.host_urls = book, counts, host_urls
         self.marks, self.changes, self.clock, self.stats = marks, changes, clock, stats
 
@@ -76,8 +84,15 @@ class Lifecycle:
         book, counts = self.book, self.counts
         cur = book.get(c.id)
         if cur is None:
-            rec = book.new(c.id, group=sid, context=c.context, transformation=c.transformation,
-                           hosts=list(c.hosts), freq=c.freq, updated=self.clock.now)
+            rec = book.new(
+                c.id,
+                group=sid,
+                context=c.context,
+                transformation=c.transformation,
+                hosts=list(c.hosts),
+                freq=c.freq,
+                updated=self.clock.now,
+            )
             book.install(rec)
             counts.backfill(c.id, rec.hosts)
             self.evaluate(c.id)
@@ -151,7 +166,8 @@ class Lifecycle:
         the younger active rules of its hosts, and rules re-targeted to it, are re-targeted
         next flush. When only its hosts changed, only the hosts it ``moved`` to are (where
         it left, only the rules that took its target are)."""
-        if status == ACTIVE and rec.status != ACTIVE:
+        fresh = status == ACTIVE and rec.status != ACTIVE
+        if fresh:
             rec.since = self.stats.events  # incumbency, for re-targeting
         if retarget:
             rid, marks = rec.id, self.marks
@@ -170,10 +186,10 @@ class Lifecycle:
         r = as_rule(rec, published=not retarget)
         rec.pub = [r.support, r.fpr, r.freq]
         self.book.save(rec)
-        self.changes.add(r)
+        self.changes.add(r, fresh)
         if status == ACTIVE and partial(rec):
             rec.tver += 1
-            self.changes.add(targeted_rule(rec, published=True))
+            self.changes.add(targeted_rule(rec, published=True), fresh)
 
     def set_target(self, rec: CandRec, target: Target | None, hosts: list[str] | None = None) -> None:
         """Set or clear the rule's re-targeted form (for its ``hosts`` to come, if they
