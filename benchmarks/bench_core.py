@@ -37,8 +37,11 @@ def child_learn(events: str, rules_out: str, state: str) -> None:
     write_rules(rules_out, learner.rules())
     learner.store.close()
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"events": s["events"], "seconds": secs, "peak_mib": peak_kib / 1024, "summary": s,
-                      "rejected": dlq.total}))
+    print(
+        json.dumps(
+            {"events": s["events"], "seconds": secs, "peak_mib": peak_kib / 1024, "summary": s, "rejected": dlq.total}
+        )
+    )
 
 
 def timed(fn, urls, repeat=3):
@@ -75,7 +78,9 @@ def main() -> None:
     t0 = time.perf_counter()
     write_stream(GenConfig(seed=args.seed, sites=args.sites, pages=pages), events, truth)
     n_lines = sum(1 for _ in open(events, "rb"))
-    print(f"stream: {n_lines:,} events, {args.sites} sites, {pages:,} pages, generated in {time.perf_counter() - t0:.1f} s -> {events}")
+    print(
+        f"stream: {n_lines:,} events, {args.sites} sites, {pages:,} pages, generated in {time.perf_counter() - t0:.1f} s -> {events}"
+    )
 
     state = work / "state"
     import shutil
@@ -90,7 +95,9 @@ def main() -> None:
     print(f"time             {res['seconds']:.1f} s")
     print(f"throughput       {rate:,.0f} events/s   (target >= 10,000)")
     print(f"peak memory      {res['peak_mib']:,.0f} MiB    (target < 1024)")
-    print(f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  candidates {s['candidates']:,}  active rules {s['active_rules']:,}")
+    print(
+        f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  candidates {s['candidates']:,}  active rules {s['active_rules']:,}"
+    )
 
     import msgspec
     from w3lib.url import canonicalize_url

@@ -95,13 +95,16 @@ def embedded_rate(path: Path, cfg) -> tuple[float, float, int]:
 
 def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: int) -> tuple[float, float, dict, str]:
     """One worker learning the stream from a fresh topic, replayed ``batch`` events per message."""
-    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every,
-                              **_fetch(args))
+    cfg_path = service_config(
+        host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every, **_fetch(args)
+    )
     cfg = load_config(cfg_path)
     t0 = time.perf_counter()
     r = replay([str(path)], cfg, batch=batch)
-    print(f"replayed onto {cfg.kafka.pages_topic} in {time.perf_counter() - t0:.1f} s "
-          f"({r['messages']:,} messages of up to {batch} events)")
+    print(
+        f"replayed onto {cfg.kafka.pages_topic} in {time.perf_counter() - t0:.1f} s "
+        f"({r['messages']:,} messages of up to {batch} events)"
+    )
     w = WorkerProc(cfg_path, tmp, f"bench-{batch}").start()
     try:
         started = None
@@ -133,21 +136,33 @@ def throughput(args, host: str, tmp: Path) -> None:
     rows = []
     for batch in dict.fromkeys(((1,) if not args.batched_only else ()) + (args.batch,)):
         rate, cpu_rate, st, metrics = worker_rate(path, len(events), host, tmp, args, batch)
-        ckpt = {line.split()[0]: float(line.split()[1]) for line in metrics.splitlines()
-                if line.startswith(("dustonline_checkpoint_seconds_sum", "dustonline_checkpoint_seconds_count",
-                                    "dustonline_checkpoint_records_total"))}
+        ckpt = {
+            line.split()[0]: float(line.split()[1])
+            for line in metrics.splitlines()
+            if line.startswith(
+                (
+                    "dustonline_checkpoint_seconds_sum",
+                    "dustonline_checkpoint_seconds_count",
+                    "dustonline_checkpoint_records_total",
+                )
+            )
+        }
         n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
         rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt))
     emb, emb_cpu, rules = embedded_rate(path, load_config(service_config(host, tmp, partitions=1, learning={})))
     for batch, rate, cpu_rate, st, n_ckpt, ckpt in rows:
-        print(f"worker, {batch:>3} event(s)/message {rate:>9,.0f} events/s {cpu_rate:>9,.0f} per CPU s   "
-              f"({st['active_rules']} active rules, {n_ckpt:.0f} checkpoints, "
-              f"{ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
-              f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each)")
+        print(
+            f"worker, {batch:>3} event(s)/message {rate:>9,.0f} events/s {cpu_rate:>9,.0f} per CPU s   "
+            f"({st['active_rules']} active rules, {n_ckpt:.0f} checkpoints, "
+            f"{ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
+            f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each)"
+        )
     print(f"embedded learner           {emb:>9,.0f} events/s {emb_cpu:>9,.0f} per CPU s   ({rules} active rules)")
     for batch, rate, cpu_rate, *_ in rows:
-        print(f"ratio worker/embedded, {batch:>3}/message {rate / emb:>6.2f}   (target >= 0.5; per CPU second "
-              f"{cpu_rate / emb_cpu:.2f})")
+        print(
+            f"ratio worker/embedded, {batch:>3}/message {rate / emb:>6.2f}   (target >= 0.5; per CPU second "
+            f"{cpu_rate / emb_cpu:.2f})"
+        )
 
 
 class _Watch(threading.Thread):
@@ -162,8 +177,12 @@ class _Watch(threading.Thread):
 
         from dustonline_stream.worker import partials_topic_name
 
-        c = KafkaConsumer(bootstrap_servers=self.cfg.kafka.bootstrap_servers, enable_auto_commit=False,
-                          auto_offset_reset="earliest", fetch_max_wait_ms=10)
+        c = KafkaConsumer(
+            bootstrap_servers=self.cfg.kafka.bootstrap_servers,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=10,
+        )
         rules = TopicPartition(self.cfg.kafka.rules_topic, 0)
         partials = TopicPartition(partials_topic_name(self.cfg), 0)  # where the merge step starts
         c.assign([rules, partials])
@@ -188,8 +207,9 @@ def latency(args, host: str, tmp: Path) -> None:
     from dustonline_stream.topics import page_key, page_value
 
     path, events = stream_file(args.latency_events, 2, tmp)
-    cfg_path = service_config(host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every,
-                              **_fetch(args))
+    cfg_path = service_config(
+        host, tmp, partitions=1, learning={}, checkpoint_every=args.checkpoint_every, **_fetch(args)
+    )
     cfg = load_config(cfg_path)
     # which event publishes each activation (the embedded learner on the same stream)
     learner = OnlineLearner(cfg)
@@ -230,10 +250,13 @@ def latency(args, host: str, tmp: Path) -> None:
             pub.close()
         prod.flush()
         wait_until(lambda: all(k in watch.seen for k in trigger), 60, "the subscriber to hold every rule", [w])
-        delay = [line for line in w.get("/metrics").splitlines() if line.startswith("dustonline_event_delay_seconds_bucket")]
+        delay = [
+            line for line in w.get("/metrics").splitlines() if line.startswith("dustonline_event_delay_seconds_bucket")
+        ]
     finally:
         watch.stop.set()
         w.stop()
+
     def pct(values, f):
         values = sorted(values)
         return values[min(len(values) - 1, int(f * len(values)))] * 1000
@@ -241,14 +264,20 @@ def latency(args, host: str, tmp: Path) -> None:
     lat = [watch.seen[k] - sent[i] for k, i in trigger.items() if k in watch.seen]
     learn = [watch.partial[k] - sent[i] for k, i in trigger.items() if k in watch.partial]
     merge = [watch.seen[k] - watch.partial[k] for k in trigger if k in watch.seen and k in watch.partial]
-    print(f"publish -> subscriber  p50 {pct(lat, .5):,.0f} ms   p99 {pct(lat, .99):,.0f} ms   "
-          f"(target p99 < 2000 ms; {len(trigger) - len(lat)} not seen)")
+    print(
+        f"publish -> subscriber  p50 {pct(lat, 0.5):,.0f} ms   p99 {pct(lat, 0.99):,.0f} ms   "
+        f"(target p99 < 2000 ms; {len(trigger) - len(lat)} not seen)"
+    )
     counts = [(line.split('le="')[1].split('"')[0], float(line.split()[-1])) for line in delay]
     total = counts[-1][1] or 1
-    print("  event delay to learning (share of events within): "
-          + ", ".join(f"{le} s {c / total:.0%}" for le, c in counts if le in ("0.05", "0.25", "1.0", "2.0")))
-    print(f"  of which: event -> partial rule (learn) p50 {pct(learn, .5):,.0f} ms p99 {pct(learn, .99):,.0f} ms; "
-          f"partial -> merged rule (merge) p50 {pct(merge, .5):,.0f} ms p99 {pct(merge, .99):,.0f} ms")
+    print(
+        "  event delay to learning (share of events within): "
+        + ", ".join(f"{le} s {c / total:.0%}" for le, c in counts if le in ("0.05", "0.25", "1.0", "2.0"))
+    )
+    print(
+        f"  of which: event -> partial rule (learn) p50 {pct(learn, 0.5):,.0f} ms p99 {pct(learn, 0.99):,.0f} ms; "
+        f"partial -> merged rule (merge) p50 {pct(merge, 0.5):,.0f} ms p99 {pct(merge, 0.99):,.0f} ms"
+    )
 
 
 def main() -> None:
@@ -256,12 +285,21 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--latency-events", type=int, default=40_000)
     ap.add_argument("--rate", type=float, default=4000.0, help="events/s published in the latency run")
-    ap.add_argument("--latency-batch-ms", type=float, default=0.0,
-                    help="in the latency run, pack the events of each interval into one message (0: one per message)")
+    ap.add_argument(
+        "--latency-batch-ms",
+        type=float,
+        default=0.0,
+        help="in the latency run, pack the events of each interval into one message (0: one per message)",
+    )
     ap.add_argument("--checkpoint-every", type=int, default=2000)
     ap.add_argument("--fetch-bytes", type=int, default=0, help="kafka.max_partition_fetch_bytes (0: the default)")
-    ap.add_argument("--batch", type=int, default=100, help="events per message in the second throughput run "
-                    "(replay --batch; the first run sends one event per message)")
+    ap.add_argument(
+        "--batch",
+        type=int,
+        default=100,
+        help="events per message in the second throughput run "
+        "(replay --batch; the first run sends one event per message)",
+    )
     ap.add_argument("--batched-only", action="store_true", help="skip the one-event-per-message run")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")

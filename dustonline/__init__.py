@@ -1,5 +1,7 @@
 """dustonline: a streaming, online learner of URL canonicalization (DUST) rules.
 
+Typical use:
+
     learner = OnlineLearner(load_config("configs/default.yaml"), rocks_store("state/"))
     for event in read_events(["crawl.log"]):
         changes = learner.learn_one(event)
@@ -17,8 +19,17 @@ from .state import memory_store, rocks_store
 _moved.install()
 
 __all__ = [
-    "BadEvent", "Config", "ConfigError", "FetchEvent", "OnlineLearner", "Rule", "RuleSet",
-    "learn", "load_config", "memory_store", "rocks_store",
+    "BadEvent",
+    "Config",
+    "ConfigError",
+    "FetchEvent",
+    "OnlineLearner",
+    "Rule",
+    "RuleSet",
+    "learn",
+    "load_config",
+    "memory_store",
+    "rocks_store",
 ]
 # The one place the version is written: pyproject.toml reads it from here (a literal, read
 # without importing the package), so an installed distribution and a source checkout agree.

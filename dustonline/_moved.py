@@ -11,15 +11,32 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 MOVED: dict[str, tuple[str, ...]] = {
-    "batch": ("seeds.dustlin",), "rulebook": ("rules.book",), "rulemerge": ("rules.merge",),
-    "urls": ("rules.urls",), "readers": ("events.readers",), "deadletter": ("events.deadletter",),
-    "sketch": ("events.sketch",), "partitions": ("events.routing", "learner.partitioned"),
-    "store": ("state.store",), "keyfilter": ("state.keyfilter",), "chunklog": ("state.chunklog",),
-    "hosturls": ("learner.hosturls",), "clusters": ("learner.clusters",), "align": ("learner.align",),
-    "tokenize": ("learner.tokenize",), "rulegen": ("learner.induce",), "generalize": ("learner.generalize",),
-    "kvrules": ("learner.kvrules",), "casefold": ("learner.casefold",), "permute": ("learner.paramorder",),
-    "validation": ("learner.validation",), "targets": ("learner.keycheck",), "adopt": ("learner.adopt",),
-    "metrics": ("evaluation.metrics",), "report": ("evaluation.report",), "generate": ("evaluation.generator",),
+    "batch": ("seeds.dustlin",),
+    "rulebook": ("rules.book",),
+    "rulemerge": ("rules.merge",),
+    "urls": ("rules.urls",),
+    "readers": ("events.readers",),
+    "deadletter": ("events.deadletter",),
+    "sketch": ("events.sketch",),
+    "partitions": ("events.routing", "learner.partitioned"),
+    "store": ("state.store",),
+    "keyfilter": ("state.keyfilter",),
+    "chunklog": ("state.chunklog",),
+    "hosturls": ("learner.hosturls",),
+    "clusters": ("learner.clusters",),
+    "align": ("learner.align",),
+    "tokenize": ("learner.tokenize",),
+    "rulegen": ("learner.induce",),
+    "generalize": ("learner.generalize",),
+    "kvrules": ("learner.kvrules",),
+    "casefold": ("learner.casefold",),
+    "permute": ("learner.paramorder",),
+    "validation": ("learner.validation",),
+    "targets": ("learner.keycheck",),
+    "adopt": ("learner.adopt",),
+    "metrics": ("evaluation.metrics",),
+    "report": ("evaluation.report",),
+    "generate": ("evaluation.generator",),
     "learners": ("evaluation.methods",),
 }
 
@@ -50,8 +67,9 @@ class _Finder(MetaPathFinder, Loader):
         return mod
 
     def exec_module(self, module):
-        warnings.warn(f"{module.__name__} moved: import from {' or '.join(module._targets)}",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{module.__name__} moved: import from {' or '.join(module._targets)}", DeprecationWarning, stacklevel=3
+        )
 
 
 def install() -> None:

@@ -22,28 +22,28 @@ class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class Learning(_Section):
-    k: int = 10                  # URLs aligned per cluster (DustLin's K)
-    card_set: int = 5            # token sets larger than this become a type class
-    min_freq: int = 3            # clusters that must yield a rule before it is a candidate
-    min_supp: int = 3            # URL pairs a rule must merge on validation clusters
-    fpr_max: float = 0.0         # tolerated share of those pairs that are not duplicates
-    holdout: float = 0.0         # share of clusters (by hash) kept for validation only; 0 = validate on all
-    max_cluster_urls: int = 1000 # a cluster with more distinct URLs is noise (soft 404, shared image)
-    max_noise: float = 0.5       # a consensus with more non-invariant token sets than this share is noise
-    generalize: bool = True      # merge same-shape rules across clusters (docs/DESIGN.md §6)
-    aligner: str = "dustlin"     # batch learn(): "dustlin" (linear) or "duster" (progressive)
-    refresh_every: int = 1000    # events between rule derivations (1 = after every event)
+    k: int = 10  # URLs aligned per cluster (DustLin's K)
+    card_set: int = 5  # token sets larger than this become a type class
+    min_freq: int = 3  # clusters that must yield a rule before it is a candidate
+    min_supp: int = 3  # URL pairs a rule must merge on validation clusters
+    fpr_max: float = 0.0  # tolerated share of those pairs that are not duplicates
+    holdout: float = 0.0  # share of clusters (by hash) kept for validation only; 0 = validate on all
+    max_cluster_urls: int = 1000  # a cluster with more distinct URLs is noise (soft 404, shared image)
+    max_noise: float = 0.5  # a consensus with more non-invariant token sets than this share is noise
+    generalize: bool = True  # merge same-shape rules across clusters (docs/DESIGN.md §6)
+    aligner: str = "dustlin"  # batch learn(): "dustlin" (linear) or "duster" (progressive)
+    refresh_every: int = 1000  # events between rule derivations (1 = after every event)
 
 
 class Clustering(_Section):
-    simhash_distance: int = 3    # Hamming distance for near-duplicates (0 disables)
-    canonical_hints: bool = True # rel=canonical joins a page to its target's cluster
+    simhash_distance: int = 3  # Hamming distance for near-duplicates (0 disables)
+    canonical_hints: bool = True  # rel=canonical joins a page to its target's cluster
 
 
 class Window(_Section):
-    seconds: float = 30 * 86400.0   # event-time window; older URLs and clusters are evicted
+    seconds: float = 30 * 86400.0  # event-time window; older URLs and clusters are evicted
     max_urls_per_site: int = 200_000
-    sweep_every: float = 86400.0    # event-time seconds between eviction sweeps
+    sweep_every: float = 86400.0  # event-time seconds between eviction sweeps
 
 
 class Input(_Section):
@@ -59,16 +59,18 @@ class Kafka(_Section):
     """Where the service (stream/) and the crawler-side client meet; the core ignores it."""
 
     bootstrap_servers: str = "127.0.0.1:9092"
-    pages_topic: str = "dust.pages"       # input events, keyed by registered domain
-    rules_topic: str = "dust.rules"       # compacted: key = rule id, value = rule JSON, null = forget
-    dlq_topic: str = "dust.pages.dlq"     # rejected events with the reason
+    pages_topic: str = "dust.pages"  # input events, keyed by registered domain
+    rules_topic: str = "dust.rules"  # compacted: key = rule id, value = rule JSON, null = forget
+    dlq_topic: str = "dust.pages.dlq"  # rejected events with the reason
     client_id: str = "dustonline"
     # the worker (dustonline worker, stream/worker.py)
-    group_id: str = "dustonline"          # consumer group = Faust app id: workers sharing it split the partitions
-    partitions: int = 4                   # pages topic (and state changelog) partitions when the worker creates them
-    replication_factor: int = 1           # for the topics the worker creates (3 on a real cluster)
-    processing_guarantee: str = "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/worker.py)
-    checkpoint_every: int = 2000          # events of a partition between state checkpoints (state + offsets, atomically)
+    group_id: str = "dustonline"  # consumer group = Faust app id: workers sharing it split the partitions
+    partitions: int = 4  # pages topic (and state changelog) partitions when the worker creates them
+    replication_factor: int = 1  # for the topics the worker creates (3 on a real cluster)
+    processing_guarantee: str = (
+        "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/worker.py)
+    )
+    checkpoint_every: int = 2000  # events of a partition between state checkpoints (state + offsets, atomically)
     # bytes a fetch may bring per partition (Kafka's max.partition.fetch.bytes). The
     # consumer fetches again only once a fetch is used up: at Faust's 1 MiB, a worker
     # learning 100-event messages waited for input half the time (bench_stream.py)
@@ -78,15 +80,15 @@ class Kafka(_Section):
     # events on it wait for that fetch to return: at Faust's fixed 1500 ms, events sent
     # one per message waited ~1 s before learning (bench_stream.py)
     fetch_max_wait_ms: int = 50
-    idle_flush_seconds: float = 1.0       # a partition idle this long derives its pending rules and checkpoints
+    idle_flush_seconds: float = 1.0  # a partition idle this long derives its pending rules and checkpoints
     data_dir: str = "dustonline-worker-data"  # local RocksDB of the worker's Faust tables
-    web_port: int = 6066                  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
-    faust_metrics: bool = False           # also Faust's per-message sensor (measured: 12% of a worker's time)
+    web_port: int = 6066  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
+    faust_metrics: bool = False  # also Faust's per-message sensor (measured: 12% of a worker's time)
     # a real cluster: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; SASL mechanism PLAIN or SCRAM-SHA-256/512
     security_protocol: str = "PLAINTEXT"
     sasl_mechanism: str = ""
     sasl_username: str = ""
-    sasl_password: str = ""               # or the environment variable DUSTONLINE_SASL_PASSWORD
+    sasl_password: str = ""  # or the environment variable DUSTONLINE_SASL_PASSWORD
     ssl_cafile: str = ""
     ssl_certfile: str = ""
     ssl_keyfile: str = ""
@@ -142,12 +144,22 @@ class Config(_Section):
         if K.idle_flush_seconds <= 0:
             problems.append(f"kafka.idle_flush_seconds must be > 0, got {K.idle_flush_seconds}")
         if K.processing_guarantee != "at_least_once":
-            problems.append(f"kafka.processing_guarantee must be 'at_least_once' (learner state is exactly-once through "
-                            f"atomic checkpoints; Faust's transactions are not used), got {K.processing_guarantee!r}")
+            problems.append(
+                f"kafka.processing_guarantee must be 'at_least_once' (learner state is exactly-once through "
+                f"atomic checkpoints; Faust's transactions are not used), got {K.processing_guarantee!r}"
+            )
         if K.security_protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
-            problems.append(f"kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got {K.security_protocol!r}")
-        if K.security_protocol.startswith("SASL") and K.sasl_mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
-            problems.append(f"kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with {K.security_protocol}, got {K.sasl_mechanism!r}")
+            problems.append(
+                f"kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got {K.security_protocol!r}"
+            )
+        if K.security_protocol.startswith("SASL") and K.sasl_mechanism not in (
+            "PLAIN",
+            "SCRAM-SHA-256",
+            "SCRAM-SHA-512",
+        ):
+            problems.append(
+                f"kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with {K.security_protocol}, got {K.sasl_mechanism!r}"
+            )
         if not 0 <= K.web_port <= 65535:
             problems.append(f"kafka.web_port must be in [0, 65535], got {K.web_port}")
         if not K.group_id or any(not (c.isalnum() or c in "._-") for c in K.group_id):

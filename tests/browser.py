@@ -38,7 +38,9 @@ class ChromiumMissing(RuntimeError):
 def chromium_path() -> Path:
     """/usr/bin/chromium, or ChromiumMissing saying how to get it."""
     if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        raise ChromiumMissing(f"{CHROMIUM} not found: run scripts/chromium.sh ensure (installs Debian's chromium; needs root)")
+        raise ChromiumMissing(
+            f"{CHROMIUM} not found: run scripts/chromium.sh ensure (installs Debian's chromium; needs root)"
+        )
     return CHROMIUM
 
 
@@ -54,17 +56,32 @@ def screenshot(html: Path, png: Path, width: int = 1280, height: int = 2400, tim
     png.parent.mkdir(parents=True, exist_ok=True)
     png.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="dustonline-chromium-") as profile:
-        cmd = [str(exe), *FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}",
-               f"--window-size={width},{height}", html.as_uri()]
+        cmd = [
+            str(exe),
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            f"--screenshot={png}",
+            f"--window-size={width},{height}",
+            html.as_uri(),
+        ]
         # its own process group, so a timeout ends the renderer and GPU helpers too
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-            raise RuntimeError(f"chromium did not finish a screenshot of {html} within {timeout}s:\n{_tail(out)}") from None
+            raise RuntimeError(
+                f"chromium did not finish a screenshot of {html} within {timeout}s:\n{_tail(out)}"
+            ) from None
         finally:
             try:  # helpers left behind by a chromium that exited
                 os.killpg(proc.pid, signal.SIGKILL)

@@ -14,7 +14,9 @@ def real_data_dir() -> Path:
 def real_data() -> Path:
     d = real_data_dir()
     if not d.is_dir():
-        pytest.fail(f"real crawl data not found at {d}: clone the repo with shared/ beside it or set DUSTONLINE_REAL_DATA")
+        pytest.fail(
+            f"real crawl data not found at {d}: clone the repo with shared/ beside it or set DUSTONLINE_REAL_DATA"
+        )
     return d
 
 

@@ -21,8 +21,19 @@ def test_irs_pair_reproduces_table_4_1():
     assert total == 7  # bottom-right cell of Figure 4.1
     L = GAP
     assert cons.sets() == [
-        {"www"}, {"."}, {"irs", "IRS"}, {".", L}, {"ustreas", L}, {"."}, {"gov"}, {"/"},
-        {"foia"}, {"/", L}, {"index", L}, {".", L}, {"html", L},
+        {"www"},
+        {"."},
+        {"irs", "IRS"},
+        {".", L},
+        {"ustreas", L},
+        {"."},
+        {"gov"},
+        {"/"},
+        {"foia"},
+        {"/", L},
+        {"index", L},
+        {".", L},
+        {"html", L},
     ]
 
 
@@ -51,11 +62,15 @@ def _reference(x: Consensus, y: Consensus):
     pairs, i, j = [], m, n
     while i > 0 and j > 0:
         if S[i][j] == S[i - 1][j - 1] + score(xk[i - 1], yk[j - 1]):
-            pairs.append((i, j)); i -= 1; j -= 1
+            pairs.append((i, j))
+            i -= 1
+            j -= 1
         elif S[i][j] == S[i][j - 1]:
-            pairs.append((0, j)); j -= 1
+            pairs.append((0, j))
+            j -= 1
         else:
-            pairs.append((i, 0)); i -= 1
+            pairs.append((i, 0))
+            i -= 1
     pairs += [(0, jj) for jj in range(j, 0, -1)] + [(ii, 0) for ii in range(i, 0, -1)]
     from dustonline.learner.align import compact_gaps
 

@@ -23,16 +23,21 @@ def _png_data_uri() -> str:
 
 def _page(tmp_path, name, body):
     p = tmp_path / name
-    p.write_text(f"<!doctype html><html><head><meta charset='utf-8'>"
-                 f"<style>body{{margin:0;background:#fff}}</style></head><body>{body}</body></html>")
+    p.write_text(
+        f"<!doctype html><html><head><meta charset='utf-8'>"
+        f"<style>body{{margin:0;background:#fff}}</style></head><body>{body}</body></html>"
+    )
     return p
 
 
 def test_screenshot_shows_image_and_heading(chromium, tmp_path):
-    html = _page(tmp_path, "page.html",
-                 "<h1 style='margin:0;padding:20px;font:bold 48px sans-serif;color:#000'>dustonline report</h1>"
-                 f"<img src='{_png_data_uri()}' width='{W}' height='{H}' "
-                 f"style='position:absolute;left:{LEFT}px;top:{TOP}px'>")
+    html = _page(
+        tmp_path,
+        "page.html",
+        "<h1 style='margin:0;padding:20px;font:bold 48px sans-serif;color:#000'>dustonline report</h1>"
+        f"<img src='{_png_data_uri()}' width='{W}' height='{H}' "
+        f"style='position:absolute;left:{LEFT}px;top:{TOP}px'>",
+    )
     png = browser.screenshot(html, tmp_path / "page.png", width=800, height=600)
     assert png == (tmp_path / "page.png").resolve()
 

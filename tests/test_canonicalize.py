@@ -9,12 +9,20 @@ from dustonline import FetchEvent, Rule, RuleSet, learn
 from dustonline.config import config_from_dict
 from dustonline.rules.urls import light_normalize
 
-WWW = Rule(id="r-www", hosts=["a.com", "www.a.com"], support=50,
-           context=r"^([^/?=&#;:.]+)\:\/\/(?:www\.)?([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+)\/([^/?=&#;:.]+)$",
-           transformation="$1://$2.$3/$4/$5")
-SID = Rule(id="r-sid", hosts=["a.com"], support=40,
-           context=r"^([^/?=&#;:.]+)\:\/\/([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+)\?([^/?=&#;:.]+)\=([^/?=&#;:.]+?)(?:\&sid\=[0-9a-zA-Z]+)?$",
-           transformation="$1://$2.$3/$4?$5=$6")
+WWW = Rule(
+    id="r-www",
+    hosts=["a.com", "www.a.com"],
+    support=50,
+    context=r"^([^/?=&#;:.]+)\:\/\/(?:www\.)?([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+)\/([^/?=&#;:.]+)$",
+    transformation="$1://$2.$3/$4/$5",
+)
+SID = Rule(
+    id="r-sid",
+    hosts=["a.com"],
+    support=40,
+    context=r"^([^/?=&#;:.]+)\:\/\/([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+)\?([^/?=&#;:.]+)\=([^/?=&#;:.]+?)(?:\&sid\=[0-9a-zA-Z]+)?$",
+    transformation="$1://$2.$3/$4?$5=$6",
+)
 RULES = [WWW, SID]
 
 url_parts = st.text(alphabet="abcXYZ019/._-?=&%#:;~ ", max_size=30)
@@ -31,7 +39,11 @@ def test_total_on_arbitrary_text(text):
     assert key == out
 
 
-@given(st.sampled_from(["http://", "https://", "HTTP://", "http://www."]), st.sampled_from(["a.com", "A.com", "b.org"]), url_parts)
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://", "http://www."]),
+    st.sampled_from(["a.com", "A.com", "b.org"]),
+    url_parts,
+)
 @settings(max_examples=500)
 def test_deterministic_and_order_independent(scheme, host, rest):
     url = scheme + host + "/" + rest
@@ -39,7 +51,11 @@ def test_deterministic_and_order_independent(scheme, host, rest):
     assert a.canonicalize(url) == a.canonicalize(url) == b.canonicalize(url)
 
 
-@given(st.sampled_from(["http://", "https://", "HTTP://"]), st.text(alphabet="abcXYZ019.-:[]@", min_size=1, max_size=20), url_parts)
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://"]),
+    st.text(alphabet="abcXYZ019.-:[]@", min_size=1, max_size=20),
+    url_parts,
+)
 @settings(max_examples=500)
 def test_light_normalization_is_idempotent(scheme, auth, rest):
     url = scheme + auth + "/" + rest
@@ -47,9 +63,12 @@ def test_light_normalization_is_idempotent(scheme, auth, rest):
     assert light_normalize(once) == once
 
 
-@given(st.sampled_from(["http://www.a.com", "http://a.com", "http://A.com", "http://www.a.com:80"]),
-       st.text(alphabet="abc019-", min_size=1, max_size=8), st.text(alphabet="abc019", min_size=1, max_size=8),
-       st.sampled_from(["", "&sid=9f3a", "&sid=ZZ1"]))
+@given(
+    st.sampled_from(["http://www.a.com", "http://a.com", "http://A.com", "http://www.a.com:80"]),
+    st.text(alphabet="abc019-", min_size=1, max_size=8),
+    st.text(alphabet="abc019", min_size=1, max_size=8),
+    st.sampled_from(["", "&sid=9f3a", "&sid=ZZ1"]),
+)
 @settings(max_examples=500)
 def test_idempotent_where_the_same_rule_decides_the_key(base, seg, val, tail):
     rs = RuleSet(RULES)
@@ -66,8 +85,12 @@ def test_rule_output_is_a_fixed_point_for_learned_rules():
     events, t = [], 1.7e9
     for i in range(60):
         d = f"sha1:PAGE{i}"
-        for u in (f"http://www.s.com/news/{i}", f"http://s.com/news/{i}",
-                  f"http://s.com/item?id={i}", f"http://s.com/item?id={i}&sid={rnd.getrandbits(40):x}"):
+        for u in (
+            f"http://www.s.com/news/{i}",
+            f"http://s.com/news/{i}",
+            f"http://s.com/item?id={i}",
+            f"http://s.com/item?id={i}&sid={rnd.getrandbits(40):x}",
+        ):
             t += 1
             events.append(FetchEvent(url=u, ts=t, digest=d + u.split("/")[3][:4]))
     cfg = config_from_dict({"learning": {"min_freq": 5, "min_supp": 5}})
@@ -100,15 +123,27 @@ def test_upsert_respects_versions_and_retirement():
 def test_context_must_match_the_whole_url_with_backtracking():
     """Full-match semantics (Java's matches(), RE2's FullMatch): an alternative that stops
     short is backtracked into, and a context that only matches a prefix does not apply."""
-    alt = Rule(id="r-alt", hosts=["a.com"], context=r"http\:\/\/a\.com\/(?:p|pa)ge\/([0-9]+)",
-               transformation="http://a.com/page/$1")
+    alt = Rule(
+        id="r-alt",
+        hosts=["a.com"],
+        context=r"http\:\/\/a\.com\/(?:p|pa)ge\/([0-9]+)",
+        transformation="http://a.com/page/$1",
+    )
     rs = RuleSet([alt])
     assert rs.explain("http://a.com/page/7")[0] is alt
     assert rs.explain("http://a.com/pge/7")[0] is alt
     assert rs.explain("http://a.com/page/7/more")[0] is None
-    ext = Rule(id="r-ext", hosts=["a.com"], context=r"http\:\/\/a\.com\/([0-9]+)(?:\.htm|\.html)",
-               transformation="http://a.com/$1")
+    ext = Rule(
+        id="r-ext",
+        hosts=["a.com"],
+        context=r"http\:\/\/a\.com\/([0-9]+)(?:\.htm|\.html)",
+        transformation="http://a.com/$1",
+    )
     assert RuleSet([ext]).canonicalize("http://a.com/7.html") == "http://a.com/7"
-    pct = Rule(id="r-pct", hosts=["a.com"], context=r"http\:\/\/a\.com\/x\%20([0-9]+)(y)?",
-               transformation="http://a.com/%$1$2$$")
+    pct = Rule(
+        id="r-pct",
+        hosts=["a.com"],
+        context=r"http\:\/\/a\.com\/x\%20([0-9]+)(y)?",
+        transformation="http://a.com/%$1$2$$",
+    )
     assert RuleSet([pct]).canonicalize("http://a.com/x%2012") == "http://a.com/%12$"

@@ -22,8 +22,17 @@ FOREIGN = {"faust", "aiokafka", "mode"}
 # private names of other libraries stream/ may use anywhere: (receiver, name)
 NOT_FAUST = {("os", "_exit"), ("argparse", "_SubParsersAction")}
 # what faust_compat.py reaches for: the check below must see every one of them there
-COMPAT_PRIVATES = {"_producer", "_wait_on_metadata", "_message_accumulator", "_append_batch", "_thread",
-                   "_consumer", "_fetcher", "_fetch_max_wait_ms", "_db_for_partition"}
+COMPAT_PRIVATES = {
+    "_producer",
+    "_wait_on_metadata",
+    "_message_accumulator",
+    "_append_batch",
+    "_thread",
+    "_consumer",
+    "_fetcher",
+    "_fetch_max_wait_ms",
+    "_db_for_partition",
+}
 
 
 def _private(name: str) -> bool:
@@ -83,9 +92,13 @@ def private_accesses(source: str) -> list[tuple[int, str]]:
 
         def visit_Call(self, node):
             f = node.func
-            if (isinstance(f, ast.Name) and f.id in ("getattr", "setattr", "hasattr", "delattr")
-                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                    and isinstance(node.args[1].value, str)):
+            if (
+                isinstance(f, ast.Name)
+                and f.id in ("getattr", "setattr", "hasattr", "delattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
                 self.check(node, node.args[0], node.args[1].value)
             self.generic_visit(node)
 
@@ -96,10 +109,15 @@ def private_accesses(source: str) -> list[tuple[int, str]]:
 def test_only_faust_compat_touches_private_internals():
     modules = sorted(p for p in STREAM.rglob("*.py") if p != COMPAT)
     assert len(modules) > 10, f"stream/ modules not found under {STREAM}"
-    bad = [f"{p.relative_to(STREAM.parent)}:{line}: {what}"
-           for p in modules for line, what in private_accesses(p.read_text())]
-    assert not bad, ("private Faust/aiokafka/mode internals outside stream/faust_compat.py (put each behind a "
-                     "named function there, or list another library's in NOT_FAUST):\n" + "\n".join(bad))
+    bad = [
+        f"{p.relative_to(STREAM.parent)}:{line}: {what}"
+        for p in modules
+        for line, what in private_accesses(p.read_text())
+    ]
+    assert not bad, (
+        "private Faust/aiokafka/mode internals outside stream/faust_compat.py (put each behind a "
+        "named function there, or list another library's in NOT_FAUST):\n" + "\n".join(bad)
+    )
 
 
 def test_the_check_sees_every_private_name_faust_compat_uses():
@@ -107,32 +125,38 @@ def test_the_check_sees_every_private_name_faust_compat_uses():
     assert COMPAT_PRIVATES <= seen, f"not seen in faust_compat.py: {COMPAT_PRIVATES - seen}"
 
 
-@pytest.mark.parametrize("code", [
-    "x = app.producer._producer",
-    "app.producer._producer._message_accumulator._append_batch(b, tp)",
-    "fetcher = getattr(consumer, '_fetcher', None)",
-    "setattr(fetcher, '_fetch_max_wait_ms', 10)",
-    "self.app.consumer._thread",
-    "db = table.data._db_for_partition(p)",
-    "import faust\nclass C(faust.Service):\n    def f(self):\n        return self._thread",
-    "from mode import Service\nclass C(Service):\n    def f(self):\n        return self._stopped",
-    "from aiokafka.producer.message_accumulator import _Batch",
-    "from faust._private import thing",
-    "super()._on_start()",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = app.producer._producer",
+        "app.producer._producer._message_accumulator._append_batch(b, tp)",
+        "fetcher = getattr(consumer, '_fetcher', None)",
+        "setattr(fetcher, '_fetch_max_wait_ms', 10)",
+        "self.app.consumer._thread",
+        "db = table.data._db_for_partition(p)",
+        "import faust\nclass C(faust.Service):\n    def f(self):\n        return self._thread",
+        "from mode import Service\nclass C(Service):\n    def f(self):\n        return self._stopped",
+        "from aiokafka.producer.message_accumulator import _Batch",
+        "from faust._private import thing",
+        "super()._on_start()",
+    ],
+)
 def test_the_check_catches(code):
     assert private_accesses(code), code
 
 
-@pytest.mark.parametrize("code", [
-    "self._producer = None\nself._thread.start()",
-    "class C:\n    def f(self):\n        return self._consumer()",
-    "os._exit(70)",
-    "def register(sub: argparse._SubParsersAction): pass",
-    "from dustonline.state.store import _Backend",
-    "from faust.types import TP\nx = msg.__class__",
-    "await app.consumer.seek(tp, 3)",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "self._producer = None\nself._thread.start()",
+        "class C:\n    def f(self):\n        return self._consumer()",
+        "os._exit(70)",
+        "def register(sub: argparse._SubParsersAction): pass",
+        "from dustonline.state.store import _Backend",
+        "from faust.types import TP\nx = msg.__class__",
+        "await app.consumer.seek(tp, 3)",
+    ],
+)
 def test_the_check_lets_through(code):
     assert not private_accesses(code), code
 
@@ -166,10 +190,18 @@ def _fake_versions(monkeypatch, **fake):
     monkeypatch.setattr(importlib.metadata, "version", version)
 
 
-@pytest.mark.parametrize("dist,installed", [
-    ("faust-streaming", "0.16.0"), ("faust-streaming", "0.15.2"), ("faust-streaming", "0.16.0rc1"),
-    ("faust-streaming", "1.0"), ("aiokafka", "0.15.0"), ("aiokafka", "0.13.0"), ("aiokafka", "not-a-version"),
-])
+@pytest.mark.parametrize(
+    "dist,installed",
+    [
+        ("faust-streaming", "0.16.0"),
+        ("faust-streaming", "0.15.2"),
+        ("faust-streaming", "0.16.0rc1"),
+        ("faust-streaming", "1.0"),
+        ("aiokafka", "0.15.0"),
+        ("aiokafka", "0.13.0"),
+        ("aiokafka", "not-a-version"),
+    ],
+)
 def test_an_unsupported_version_fails_naming_both(monkeypatch, dist, installed):
     _fake_versions(monkeypatch, **{dist: installed})
     with pytest.raises(faust_compat.UnsupportedVersion) as e:
@@ -192,12 +224,15 @@ def test_a_missing_distribution_fails_naming_the_supported_version(monkeypatch):
 
 
 def test_the_worker_does_not_import_under_an_unsupported_faust():
-    code = ("import importlib.metadata as m\n"
-            "real = m.version\n"
-            "m.version = lambda d: '99.0' if d == 'faust-streaming' else real(d)\n"
-            "import dustonline_stream.worker\n")
+    code = (
+        "import importlib.metadata as m\n"
+        "real = m.version\n"
+        "m.version = lambda d: '99.0' if d == 'faust-streaming' else real(d)\n"
+        "import dustonline_stream.worker\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     supported = faust_compat.SUPPORTED["faust-streaming"]
-    assert f"UnsupportedVersion: faust-streaming 99.0 is installed (supported: faust-streaming{supported})" \
-        in r.stderr, r.stderr
+    assert (
+        f"UnsupportedVersion: faust-streaming 99.0 is installed (supported: faust-streaming{supported})" in r.stderr
+    ), r.stderr

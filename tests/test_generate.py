@@ -52,6 +52,7 @@ def _host(url: str) -> str:
 
 # --------------------------------------------------------------------------- determinism
 
+
 def _dump(cfg: GenConfig) -> list:
     return [(e.to_json(), t) for e, t in generate(cfg)]
 
@@ -70,6 +71,7 @@ def test_generate_is_generate_labeled_without_labels():
 
 
 # --------------------------------------------------------------------------- ground truth
+
 
 def test_distinct_truths_never_share_a_digest(stream):
     truths_of = defaultdict(set)
@@ -134,6 +136,7 @@ def test_url_to_truth_is_a_function(stream):
 
 # --------------------------------------------------------------------------- the mix
 
+
 def test_stream_mixes_families_traps_and_errors(stream):
     urls = [e.url for e, _, _ in stream]
     assert any(not _host(u).startswith("www.") for u in urls)
@@ -190,6 +193,7 @@ def test_sites_are_heavy_tailed():
 
 # --------------------------------------------------------------------------- validity and order
 
+
 def test_times_urls_and_hints_are_valid(stream):
     cfg = GenConfig()
     last = cfg.start_ts
@@ -214,8 +218,9 @@ def test_alias_fetches_are_not_adjacent_to_their_page(stream):
 
 def test_site_order_keeps_the_pages_and_groups_sites():
     crawl = list(generate_labeled(SMALL))
-    by_site = list(generate_labeled(GenConfig(seed=SMALL.seed, sites=SMALL.sites, pages=SMALL.pages,
-                                              fetch_order="site")))
+    by_site = list(
+        generate_labeled(GenConfig(seed=SMALL.seed, sites=SMALL.sites, pages=SMALL.pages, fetch_order="site"))
+    )
     mains = lambda s: [t for _, t, label in s if label == "main"]  # noqa: E731
     assert sorted(mains(crawl)) == sorted(mains(by_site))
     hosts = [t.split(":")[0] for t in mains(by_site)]
@@ -240,8 +245,15 @@ def test_bad_fetch_order():
     order=st.sampled_from(["crawl", "site"]),
 )
 def test_contract_holds_for_any_config(seed, sites, per_site, dup_rate, noise, order):
-    cfg = GenConfig(seed=seed, sites=sites, pages=sites * per_site, dup_rate=dup_rate, noise=noise,
-                    duration=3 * 86400, fetch_order=order)
+    cfg = GenConfig(
+        seed=seed,
+        sites=sites,
+        pages=sites * per_site,
+        dup_rate=dup_rate,
+        noise=noise,
+        duration=3 * 86400,
+        fetch_order=order,
+    )
     last = cfg.start_ts
     truths_of = defaultdict(set)
     mains = 0
@@ -267,8 +279,14 @@ def test_contract_holds_for_any_config(seed, sites, per_site, dup_rate, noise, o
     order=st.sampled_from(["crawl", "site"]),
 )
 def test_contract_holds_with_families_and_drift(seed, sites, per_site, families, drift, drift_at, order):
-    base = GenConfig(seed=seed, sites=sites, pages=sites * per_site, duration=3 * 86400, fetch_order=order,
-                     families=tuple(sorted(families | ({"slug", "www"} if drift else set()))))
+    base = GenConfig(
+        seed=seed,
+        sites=sites,
+        pages=sites * per_site,
+        duration=3 * 86400,
+        fetch_order=order,
+        families=tuple(sorted(families | ({"slug", "www"} if drift else set()))),
+    )
     slug_styles = ("/p/<id>/<slug>", "/<section>/<slug>-<id>.html")
     drift = min(drift, sum(s["style"] in slug_styles for s in site_layout(base)))
     cfg = GenConfig(**{**base.__dict__, "drift_sites": drift, "drift_at": drift_at})
@@ -289,6 +307,7 @@ def test_contract_holds_with_families_and_drift(seed, sites, per_site, families,
 
 # --------------------------------------------------------------------------- files
 
+
 @pytest.mark.parametrize("suffix", ["", ".gz"])
 def test_write_stream_round_trip(tmp_path, suffix):
     ev_path, tr_path = tmp_path / f"events.jsonl{suffix}", tmp_path / f"truth.jsonl{suffix}"
@@ -307,6 +326,7 @@ def test_write_stream_round_trip(tmp_path, suffix):
 def test_default_stream_is_pinned():
     """The committed sample data and the tests' figures come from the default stream: new
     knobs left at their defaults (or the default families named) must not change it."""
+
     def fingerprint(cfg):
         h = hashlib.sha256()
         for e, t in generate(cfg):
@@ -314,16 +334,23 @@ def test_default_stream_is_pinned():
         return h.hexdigest()
 
     assert fingerprint(SMALL) == "a4742a0474b29c748787503e57bb6d1d7616906495252a0e3db20098bd332de4"
-    named = GenConfig(seed=SMALL.seed, sites=SMALL.sites, pages=SMALL.pages,
-                      families=tuple(f.name for f in DEFAULT_FAMILIES), drift_sites=0)
+    named = GenConfig(
+        seed=SMALL.seed,
+        sites=SMALL.sites,
+        pages=SMALL.pages,
+        families=tuple(f.name for f in DEFAULT_FAMILIES),
+        drift_sites=0,
+    )
     assert fingerprint(named) == fingerprint(SMALL)
 
 
 # --------------------------------------------------------------------------- families knob
 
+
 def _families_used(cfg):
-    return {name for _, _, label in generate_labeled(cfg) if label.startswith("alias:")
-            for name in label[6:].split("+")}
+    return {
+        name for _, _, label in generate_labeled(cfg) if label.startswith("alias:") for name in label[6:].split("+")
+    }
 
 
 def test_families_restrict_what_sites_use():
@@ -377,8 +404,8 @@ def test_unknown_family_is_a_clear_error(bad):
 # --------------------------------------------------------------------------- concept drift
 
 # one drifting site of each URL style the slug family has
-DRIFT_P = GenConfig(seed=4, sites=5, pages=4000, drift_sites=1)      # /p/<id>/<slug>
-DRIFT_SLUG = GenConfig(seed=5, sites=6, pages=4000, drift_sites=1)   # /<section>/<slug>-<id>.html
+DRIFT_P = GenConfig(seed=4, sites=5, pages=4000, drift_sites=1)  # /p/<id>/<slug>
+DRIFT_SLUG = GenConfig(seed=5, sites=6, pages=4000, drift_sites=1)  # /<section>/<slug>-<id>.html
 
 # the slug of a post-drift URL has 5 words (older slugs 1-4), on style "slug" before -<year>.html
 _NEW_STYLE = re.compile(r"/(?:[a-z]+-){4}[a-z]+(?:-\d+\.html)?(?=[/;?]|$)")
@@ -490,14 +517,17 @@ def test_drift_in_site_order_is_within_the_site_slice():
         assert 0.4 < (info["drift_ts"] - lo) / (hi - lo) < 0.7  # discovery covers 70% of the slice
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"drift_sites": 1, "drift_at": 0.0}, "drift_at"),
-    ({"drift_sites": 1, "drift_at": 0.8}, "drift_at"),
-    ({"drift_sites": -1}, "drift_sites"),
-    ({"drift_sites": 40}, "slug URL style"),
-    ({"drift_sites": 1, "families": ("www",)}, "'slug'"),
-    ({"drift_sites": 1, "families": ("slug",)}, "besides 'slug'"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"drift_sites": 1, "drift_at": 0.0}, "drift_at"),
+        ({"drift_sites": 1, "drift_at": 0.8}, "drift_at"),
+        ({"drift_sites": -1}, "drift_sites"),
+        ({"drift_sites": 40}, "slug URL style"),
+        ({"drift_sites": 1, "families": ("www",)}, "'slug'"),
+        ({"drift_sites": 1, "families": ("slug",)}, "besides 'slug'"),
+    ],
+)
 def test_bad_drift_configs(kw, words):
     with pytest.raises(ValueError, match=words):
         drift_info(GenConfig(seed=0, sites=50, pages=20000, **kw))
@@ -505,23 +535,60 @@ def test_bad_drift_configs(kw, words):
 
 # --------------------------------------------------------------------------- the CLI knobs
 
+
 def test_cli_generate_knobs(tmp_path, capsys):
     from dustonline.cli import main
 
     ev, tr, lay = tmp_path / "ev.jsonl", tmp_path / "tr.jsonl", tmp_path / "layout.json"
-    assert main(["generate", str(ev), str(tr), "--seed", "4", "--sites", "5", "--pages", "4000",
-                 "--dup-rate", "0.5", "--noise", "0.03", "--families", "www,slug,trailing_slash",
-                 "--drift-sites", "1", "--drift-at", "0.4", "--layout", str(lay)]) == 0
-    cfg = GenConfig(seed=4, sites=5, pages=4000, dup_rate=0.5, noise=0.03,
-                    families=("www", "slug", "trailing_slash"), drift_sites=1, drift_at=0.4)
-    assert [msgspec.json.decode(line)["truth"] for line in tr.read_bytes().splitlines()] == \
-        [t for _, t in generate(cfg)]
+    assert (
+        main(
+            [
+                "generate",
+                str(ev),
+                str(tr),
+                "--seed",
+                "4",
+                "--sites",
+                "5",
+                "--pages",
+                "4000",
+                "--dup-rate",
+                "0.5",
+                "--noise",
+                "0.03",
+                "--families",
+                "www,slug,trailing_slash",
+                "--drift-sites",
+                "1",
+                "--drift-at",
+                "0.4",
+                "--layout",
+                str(lay),
+            ]
+        )
+        == 0
+    )
+    cfg = GenConfig(
+        seed=4,
+        sites=5,
+        pages=4000,
+        dup_rate=0.5,
+        noise=0.03,
+        families=("www", "slug", "trailing_slash"),
+        drift_sites=1,
+        drift_at=0.4,
+    )
+    assert [msgspec.json.decode(line)["truth"] for line in tr.read_bytes().splitlines()] == [
+        t for _, t in generate(cfg)
+    ]
     assert json.loads(lay.read_text())["drift"] == drift_info(cfg)
     # the older form, --events/--truth, still works and gives the default stream
     ev2, tr2 = tmp_path / "ev2.jsonl", tmp_path / "tr2.jsonl"
     ev3, tr3 = tmp_path / "ev3.jsonl", tmp_path / "tr3.jsonl"
-    assert main(["generate", "--events", str(ev2), "--truth", str(tr2), "--sites", "8", "--pages", "1500",
-                 "--seed", "3"]) == 0
+    assert (
+        main(["generate", "--events", str(ev2), "--truth", str(tr2), "--sites", "8", "--pages", "1500", "--seed", "3"])
+        == 0
+    )
     write_stream(SMALL, ev3, tr3)
     assert ev2.read_bytes() == ev3.read_bytes() and tr2.read_bytes() == tr3.read_bytes()
 
@@ -538,11 +605,16 @@ def test_cli_generate_bad_family(tmp_path, capsys):
 
 # --------------------------------------------------------------------------- a learner sees the drift
 
-@pytest.mark.parametrize("cfg, config_file", [
-    (DRIFT_P, "configs/default.yaml"),
-    (DRIFT_SLUG, "configs/default.yaml"),
-    (GenConfig(seed=0, sites=50, pages=20000, drift_sites=1), None),  # shipped defaults, a big site
-], ids=["p-small-site", "slug-small-site", "slug-defaults"])
+
+@pytest.mark.parametrize(
+    "cfg, config_file",
+    [
+        (DRIFT_P, "configs/default.yaml"),
+        (DRIFT_SLUG, "configs/default.yaml"),
+        (GenConfig(seed=0, sites=50, pages=20000, drift_sites=1), None),  # shipped defaults, a big site
+    ],
+    ids=["p-small-site", "slug-small-site", "slug-defaults"],
+)
 def test_online_learner_retires_the_slug_rule_after_the_drift(cfg, config_file):
     """The "drop the slug" rule learned before the redesign merges distinct pages after
     it: validation clusters must contradict it and the learner retire it, soon."""
@@ -580,7 +652,8 @@ def test_online_learner_retires_the_slug_rule_after_the_drift(cfg, config_file):
     for r in at_drift.values():
         rule, its_hosts = CompiledRule(r), set(r.hosts)
         if r.status == "active" and merges_distinct_pages(
-                lambda u: (rule.apply(u) if _host(u) in its_hosts else None) or u):
+            lambda u: (rule.apply(u) if _host(u) in its_hosts else None) or u
+        ):
             slug_rules.append(r.id)
     assert slug_rules, "no rule dropping the slug was active when the drift came"
     for rid in slug_rules:

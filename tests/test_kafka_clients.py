@@ -20,8 +20,13 @@ from dustonline_stream.subscriber import RuleSubscriber
 
 def cfg_for(broker, **topics):
     name = uuid.uuid4().hex[:8]
-    kafka = {"bootstrap_servers": broker, "pages_topic": f"t{name}.pages", "rules_topic": f"t{name}.rules",
-             "dlq_topic": f"t{name}.dlq", **topics}
+    kafka = {
+        "bootstrap_servers": broker,
+        "pages_topic": f"t{name}.pages",
+        "rules_topic": f"t{name}.rules",
+        "dlq_topic": f"t{name}.dlq",
+        **topics,
+    }
     return config_from_dict({"kafka": kafka})
 
 
@@ -55,7 +60,8 @@ def test_subscriber_follows_the_learners_rule_changes(kafka_broker, learned):
         assert sub.wait_until_current(30)
         got = sub.rules
         assert sorted((r.id, r.version, r.context) for r in got.rules()) == sorted(
-            (r.id, r.version, r.context) for r in final.rules())
+            (r.id, r.version, r.context) for r in final.rules()
+        )
         differ = [u for u in urls if sub.canonicalize(u) != final.canonicalize(u)]
         assert differ == []
 
@@ -68,8 +74,9 @@ def test_versions_retirements_tombstones_and_garbage(kafka_broker, learned):
     prod = _producer(kafka_broker)
     publish_rules(prod, topic, [rule])
     prod.send(topic, key=b"r-garbage", value=b"\x00\xffnot json")  # a bad record: counted, skipped
-    stale = rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": rule.version - 1,
-                              "context": "^never$"})
+    stale = rule.__class__(
+        **{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": rule.version - 1, "context": "^never$"}
+    )
     publish_rules(prod, topic, [stale])  # an older version: ignored
     prod.flush()
     with RuleSubscriber(cfg) as sub:
@@ -77,8 +84,9 @@ def test_versions_retirements_tombstones_and_garbage(kafka_broker, learned):
         assert rule.id in sub.rules and sub.rejected == 1
         assert sub.rules.rules()[0].context == rule.context
         # retirement with a higher version removes it; the crawler sees it within a poll
-        retired = rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__},
-                                    "version": rule.version + 1, "status": RETIRED})
+        retired = rule.__class__(
+            **{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": rule.version + 1, "status": RETIRED}
+        )
         publish_rules(prod, topic, [retired])
         prod.flush()
         deadline = time.time() + 10
@@ -87,8 +95,9 @@ def test_versions_retirements_tombstones_and_garbage(kafka_broker, learned):
         assert rule.id not in sub.rules
         # a tombstone forgets the id: the same rule learned again from version 1 is taken
         forget_rule(prod, topic, rule.id)
-        again = rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": 1,
-                                  "status": ACTIVE})
+        again = rule.__class__(
+            **{**{f: getattr(rule, f) for f in rule.__struct_fields__}, "version": 1, "status": ACTIVE}
+        )
         publish_rules(prod, topic, [again])
         prod.flush()
         deadline = time.time() + 10
@@ -124,8 +133,13 @@ def test_replay_keys_by_site_and_dead_letters_bad_lines(kafka_broker, tmp_path):
     assert r["sent"] == 50 and r["rejected"] == 2
     reasons = sorted(json.loads(line)["reason"] for line in dead.read_text().splitlines())
     assert reasons == ["bad-json", "not-http"]
-    c = KafkaConsumer(cfg.kafka.pages_topic, bootstrap_servers=kafka_broker, auto_offset_reset="earliest",
-                      group_id=None, consumer_timeout_ms=5000)
+    c = KafkaConsumer(
+        cfg.kafka.pages_topic,
+        bootstrap_servers=kafka_broker,
+        auto_offset_reset="earliest",
+        group_id=None,
+        consumer_timeout_ms=5000,
+    )
     got = [(m.key.decode(), json.loads(m.value)["url"]) for m in c]
     c.close()
     assert len(got) == 50
@@ -145,17 +159,27 @@ def test_cli_subscribe_writes_the_current_rule_set(kafka_broker, learned, tmp_pa
     publish_rules(prod, cfg.kafka.rules_topic, changes)
     prod.flush()
     conf = tmp_path / "svc.yaml"
-    conf.write_text(yaml.safe_dump({"kafka": {"bootstrap_servers": kafka_broker, "rules_topic": cfg.kafka.rules_topic}}))
+    conf.write_text(
+        yaml.safe_dump({"kafka": {"bootstrap_servers": kafka_broker, "rules_topic": cfg.kafka.rules_topic}})
+    )
     out = tmp_path / "rules.jsonl"
-    r = subprocess.run([sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--rules-out", str(out)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--rules-out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     from dustonline.rules.ruleset import read_rules
 
     assert sorted(r.id for r in read_rules(out)) == sorted(r.id for r in final.rules())
     conf.write_text(yaml.safe_dump({"kafka": {"bootstrap_servers": "127.0.0.1:1", "rules_topic": "x"}}))
-    down = subprocess.run([sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--timeout", "3"],
-                          capture_output=True, text=True, timeout=120)
+    down = subprocess.run(
+        [sys.executable, "-m", "dustonline", "subscribe", "--config", str(conf), "--timeout", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert down.returncode == 1 and "not read within 3 s" in down.stderr  # no broker: a clear error
 
 
@@ -199,8 +223,13 @@ def _page_events(cfg, want: int, timeout=30):
     from dustonline_stream.topics import is_batch
     from dustonline.events.readers import parse_message
 
-    c = KafkaConsumer(cfg.kafka.pages_topic, bootstrap_servers=cfg.kafka.bootstrap_servers,
-                      auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=timeout * 1000)
+    c = KafkaConsumer(
+        cfg.kafka.pages_topic,
+        bootstrap_servers=cfg.kafka.bootstrap_servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=timeout * 1000,
+    )
     out = []
     for m in c:
         lines = m.value.split(b"\n") if is_batch(m.headers) else [m.value]
@@ -227,18 +256,24 @@ def test_page_publisher_packs_each_partition_in_order_from_many_threads(kafka_br
     cfg = cfg_for(kafka_broker)
     sites = [f"site{i}.example.org" for i in range(12)]
     with PagePublisher(cfg, batch=25, linger_ms=20) as pub:
+
         def crawl(t: int) -> None:
             for i in range(300):
-                pub.send(FetchEvent(url=f"http://www.{sites[i % 12]}/t{t}/p{i}", ts=1.7e9 + i,
-                                    digest=f"sha1:{t}{i:04d}"))
+                pub.send(
+                    FetchEvent(url=f"http://www.{sites[i % 12]}/t{t}/p{i}", ts=1.7e9 + i, digest=f"sha1:{t}{i:04d}")
+                )
 
         threads = [threading.Thread(target=crawl, args=(t,)) for t in range(3)]
         for th in threads:
             th.start()
         for th in threads:
             th.join()
-        ev = pub.send_page("http://www.site0.example.org/about", b"<html><body>about us and more</body></html>",
-                           ts=1.8e9, content_type="text/html")
+        ev = pub.send_page(
+            "http://www.site0.example.org/about",
+            b"<html><body>about us and more</body></html>",
+            ts=1.8e9,
+            content_type="text/html",
+        )
         assert ev.digest and ev.digest.startswith("sha1:") and ev.simhash is not None
     assert pub.events == 901 and pub.messages < 901 / 5  # packed, not one per event
     msgs = _page_events(cfg, 901)

@@ -163,7 +163,10 @@ def test_soft_404_cluster_does_not_teach():
     rnd = random.Random(5)
     evs = []
     for i in range(300):
-        path = "/".join(rnd.choice(["x", "blog", "tag", "2019", "img", "q"]) + str(rnd.randrange(99)) for _ in range(rnd.randrange(1, 4)))
+        path = "/".join(
+            rnd.choice(["x", "blog", "tag", "2019", "img", "q"]) + str(rnd.randrange(99))
+            for _ in range(rnd.randrange(1, 4))
+        )
         evs.append(FetchEvent(url=f"http://soft.com/{path}?r={i}", ts=1e9 + i, digest=digest("soft404")))
     learner, changes = run(evs, {"learning": {"min_freq": 1, "min_supp": 1, "max_cluster_urls": 100}})
     assert changes == [] and learner.rules() == []
@@ -228,8 +231,13 @@ def test_validation_counts_equal_brute_force_at_any_refresh_schedule(refresh_eve
     stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v.cluster) for k, v in learner.store.table("url").items()]
     for c in cands:
         compiled = learner.book[c["id"]].compiled
-        forms = [(f, cid) for url, host, cid in stored
-                 if host in c["hosts"] and validates(cid, learner.cfg.learning.holdout) and (f := compiled.apply(url)) is not None]
+        forms = [
+            (f, cid)
+            for url, host, cid in stored
+            if host in c["hosts"]
+            and validates(cid, learner.cfg.learning.holdout)
+            and (f := compiled.apply(url)) is not None
+        ]
         assert (c["nsupp"], c["nci"]) == support_counts(forms), c["context"]
 
 
@@ -245,8 +253,10 @@ def test_tiny_cache_gives_identical_results():
 
 
 def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
-    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "holdout": 0},
-           "window": {"max_urls_per_site": 60, "sweep_every": 600}}
+    cfg = {
+        "learning": {"min_freq": 5, "min_supp": 5, "holdout": 0},
+        "window": {"max_urls_per_site": 60, "sweep_every": 600},
+    }
     events = site_stream(pages=120, step=30)
     learner, _ = run(events, cfg)
     learner.sweep()
@@ -269,8 +279,10 @@ def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
 def test_recovery_through_window_evictions_equals_an_uninterrupted_run(tmp_path, cut):
     """The window's indexes keep their open chunks in memory between checkpoints: a
     learner reopened from a checkpoint must evict exactly what an uninterrupted one does."""
-    cfg = {"learning": {"min_freq": 5, "min_supp": 5},
-           "window": {"seconds": 4 * 3600, "max_urls_per_site": 90, "sweep_every": 900}}
+    cfg = {
+        "learning": {"min_freq": 5, "min_supp": 5},
+        "window": {"seconds": 4 * 3600, "max_urls_per_site": 90, "sweep_every": 900},
+    }
     events = site_stream(pages=150, step=30) + site_stream("t.org", pages=150, step=30, seed=3)
     events.sort(key=lambda e: e.ts)
     whole, changes = run(events, cfg)
@@ -299,21 +311,27 @@ def test_rules_with_different_targets_give_a_page_one_key():
     for c in changes:
         rs.upsert(c)
     assert [(r.id, r.version, r.context, r.transformation) for r in rs.rules()] == [
-        (r.id, r.version, r.context, r.transformation) for r in learner.rules()]
+        (r.id, r.version, r.context, r.transformation) for r in learner.rules()
+    ]
     assert len(rs) == 2
     for n in (7, 99999):
         main, alias = f"http://www.s.com/story?id={n}&page=1", f"http://www.s.com/story_{n}.html"
         keys = {rs.canonicalize(u) for u in (main, main + "&print=1", alias + "?print=1")}
         assert keys == {main}  # the target the pages had first
-    assert rs.canonicalize("http://www.s.com/story?id=7&page=1") != rs.canonicalize("http://www.s.com/story?id=8&page=1")
-    assert rs.canonicalize("http://www.s.com/story?id=7&page=2") != rs.canonicalize("http://www.s.com/story?id=7&page=1")
+    assert rs.canonicalize("http://www.s.com/story?id=7&page=1") != rs.canonicalize(
+        "http://www.s.com/story?id=8&page=1"
+    )
+    assert rs.canonicalize("http://www.s.com/story?id=7&page=2") != rs.canonicalize(
+        "http://www.s.com/story?id=7&page=1"
+    )
 
 
 def test_a_rule_is_retargeted_only_on_the_hosts_that_show_it():
     """The younger rule also holds on a host without the older one: it keeps its own target
     there, and the adopted target goes out as a rule of its own for the other host."""
-    events = sorted(targets_stream() + list(story_pages("www.t.com", 5000, 80, ["AD"], 1.7e9 + 5001)),
-                    key=lambda e: e.ts)
+    events = sorted(
+        targets_stream() + list(story_pages("www.t.com", 5000, 80, ["AD"], 1.7e9 + 5001)), key=lambda e: e.ts
+    )
     learner, changes = run(events, TCFG)
     rs = RuleSet()
     for c in changes:
@@ -339,5 +357,6 @@ def test_recovery_through_retargeting_equals_an_uninterrupted_run(tmp_path, cut)
     assert [r.version for r in changes if r.id == changes[-1].id] == [2]
     second, got = stop_and_resume(events, TCFG, cut, tmp_path / "state")
     assert [(r.id, r.version, r.status, r.context, r.transformation) for r in got] == [
-        (r.id, r.version, r.status, r.context, r.transformation) for r in changes]
+        (r.id, r.version, r.status, r.context, r.transformation) for r in changes
+    ]
     second.store.close()

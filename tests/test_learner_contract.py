@@ -64,9 +64,10 @@ def check_rules(learner, changes: list[Rule], where: str) -> list[Rule]:
     for r in changes:
         book.update(r)
     held = sorted(book.rules(), key=rule_order)
-    assert _encoded(held) == _encoded(rules), \
-        f"rules() after {where}: not what its changes give applied by newest version wins " \
+    assert _encoded(held) == _encoded(rules), (
+        f"rules() after {where}: not what its changes give applied by newest version wins "
         f"({len(held)} rules from the changes, {len(rules)} from rules())"
+    )
     return rules
 
 
@@ -203,8 +204,9 @@ class StaleVersions(Wrapped):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.inner = RefitLearner(lambda evs, cfg: [msgspec.structs.replace(r, support=r.support + len(evs))
-                                                    for r in _fit(evs, cfg)], cfg)
+        self.inner = RefitLearner(
+            lambda evs, cfg: [msgspec.structs.replace(r, support=r.support + len(evs)) for r in _fit(evs, cfg)], cfg
+        )
 
     def _v1(self, out):
         return [msgspec.structs.replace(r, version=1) for r in out]
@@ -228,8 +230,9 @@ class Nondeterministic(Wrapped):
     def __init__(self, cfg):
         super().__init__(cfg)
         n = next(_instances)
-        self.inner = RefitLearner(lambda evs, cfg: [msgspec.structs.replace(r, updated=float(n))
-                                                    for r in _fit(evs, cfg)], cfg)
+        self.inner = RefitLearner(
+            lambda evs, cfg: [msgspec.structs.replace(r, updated=float(n)) for r in _fit(evs, cfg)], cfg
+        )
 
 
 class SummaryNotDict(Wrapped):

@@ -16,9 +16,13 @@ def test_candidate_learned_again_does_not_read_its_old_counts():
     learner.learn_many(evs)
     rec = next(c for c in learner.candidates() if c["status"] == "active")
     cand = Candidate(rec["id"], rec["context"], rec["transformation"], rec["freq"], tuple(rec["hosts"]))
-    learner.lifecycle.drop(rec["id"])   # its group lost it (eviction, a shape change)
+    learner.lifecycle.drop(rec["id"])  # its group lost it (eviction, a shape change)
     learner.lifecycle.upsert(cand, rec["group"])  # and learned it again
     again = learner.book[rec["id"]]
-    forms = [(f, cid) for h in rec["hosts"] for url, cid in learner.host_urls.of(h).items()
-             if (f := again.compiled.apply(url)) is not None]
+    forms = [
+        (f, cid)
+        for h in rec["hosts"]
+        for url, cid in learner.host_urls.of(h).items()
+        if (f := again.compiled.apply(url)) is not None
+    ]
     assert (again.rec.nsupp, again.rec.nci) == support_counts(forms) == (rec["nsupp"], rec["nci"])

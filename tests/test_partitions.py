@@ -12,9 +12,14 @@ from dustonline.events.routing import murmur2, partition_for, site_key
 from dustonline.learner.partitioned import PartitionedLearner
 
 # org.apache.kafka.common.utils.UtilsTest#testMurmur2
-JAVA = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,
-        b"a-little-bit-longer-string": -1486304829,
-        b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971, b"abc": 479470107}
+JAVA = {
+    b"21": -973932308,
+    b"foobar": -790332482,
+    b"a-little-bit-long-string": -985981536,
+    b"a-little-bit-longer-string": -1486304829,
+    b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+    b"abc": 479470107,
+}
 
 
 @pytest.mark.parametrize("key,value", sorted(JAVA.items()))
@@ -72,5 +77,6 @@ def test_partitions_learn_their_own_sites_and_merge_shared_rules(events):
         same = [per_partition[p][r.id] for p in parts if per_partition[p][r.id].context == r.context]
         assert set(r.hosts) == {h for x in same for h in x.hosts}
         assert r.support == sum(x.support for x in same)
-    assert any(len({by_site[site_key("http://" + h + "/")] for h in r.hosts}) > 1 for r in rules), \
+    assert any(len({by_site[site_key("http://" + h + "/")] for h in r.hosts}) > 1 for r in rules), (
         "no rule merged across partitions"
+    )

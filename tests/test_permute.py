@@ -71,25 +71,44 @@ def test_standalone_rule_writes_every_seen_order_sorted():
 
 
 def test_variant_folds_the_order_into_an_aligned_rule():
-    cons = add_url(Consensus.of_url("http://s.com/catalog.asp?cat=a&item=7"),
-                   "http://s.com/(S(abc))/catalog.asp?cat=a&item=7")
+    cons = add_url(
+        Consensus.of_url("http://s.com/catalog.asp?cat=a&item=7"), "http://s.com/(S(abc))/catalog.asp?cat=a&item=7"
+    )
     parts = parts_of(cons)
     ctx, tr = variant(parts, [[["cat", "item"], [["item", "cat"]], [2, 1]]], lower=False, card_set=5)
     r = _rule(ctx, tr)
     want = "http://s.com/catalog.asp?cat=tools&item=99"
-    for url in ("http://s.com/catalog.asp?item=99&cat=tools", "http://s.com/(S(abc))/catalog.asp?item=99&cat=tools",
-                "http://s.com/(S(abc))/catalog.asp?cat=tools&item=99", want):
+    for url in (
+        "http://s.com/catalog.asp?item=99&cat=tools",
+        "http://s.com/(S(abc))/catalog.asp?item=99&cat=tools",
+        "http://s.com/(S(abc))/catalog.asp?cat=tools&item=99",
+        want,
+    ):
         assert r.apply(url) == want, url
     # other keys keep their order, as the aligned rule did
     assert r.apply("http://s.com/x.asp?b=1&a=2") == "http://s.com/x.asp?b=1&a=2"
-    assert variant(parts, [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]], lower=False, card_set=5) is None  # 3 keys, 2 pairs
+    assert (
+        variant(parts, [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]], lower=False, card_set=5) is None
+    )  # 3 keys, 2 pairs
 
 
 def test_no_variant_whose_references_would_read_differently():
-    """"$1" then a literal "0a" is group 1 while the rule has 1 group, group 10 once the
+    """ "$1" then a literal "0a" is group 1 while the rule has 1 group, group 10 once the
     branches make 13 (Java's reading, and ours): such a variant is not made."""
-    query = [("L", "?"), ("C", False), ("L", "="), ("C", False), ("L", "&"), ("C", False), ("L", "="),
-             ("C", False), ("L", "&"), ("C", False), ("L", "="), ("C", False)]
+    query = [
+        ("L", "?"),
+        ("C", False),
+        ("L", "="),
+        ("C", False),
+        ("L", "&"),
+        ("C", False),
+        ("L", "="),
+        ("C", False),
+        ("L", "&"),
+        ("C", False),
+        ("L", "="),
+        ("C", False),
+    ]
     perm = [[["a", "b", "c"], [["c", "b", "a"]], [1, 1, 1]]]
     assert variant([("C", False), ("V", ("0a", "0b"), "0a")] + query, perm, lower=False, card_set=5) is None
     assert variant([("C", False), ("V", ("xa", "xb"), "xa")] + query, perm, lower=False, card_set=5) is not None
@@ -117,14 +136,16 @@ def test_no_rule_when_parameter_order_matters():
     rs = learner.ruleset()
     assert not any("(item)" in r.context for r in rs.rules())
     assert rs.canonicalize("http://s.com/catalog.asp?item=999&cat=tools") != rs.canonicalize(
-        "http://s.com/catalog.asp?cat=tools&item=999")
+        "http://s.com/catalog.asp?cat=tools&item=999"
+    )
 
 
 def test_permutation_rules_retire_when_their_evidence_leaves_the_window():
     cfg = {"learning": {"min_freq": 5, "min_supp": 5}, "window": {"seconds": 86400.0, "sweep_every": 3600.0}}
     old = catalog_stream()
-    later = [FetchEvent(url=f"http://t.org/p/{i}", ts=old[-1].ts + 2 * 86400 + i, digest=digest(f"t{i}"))
-             for i in range(50)]
+    later = [
+        FetchEvent(url=f"http://t.org/p/{i}", ts=old[-1].ts + 2 * 86400 + i, digest=digest(f"t{i}")) for i in range(50)
+    ]
     learner = learned(old, cfg)
     assert any("(item)" in r.context for r in learner.rules())
     learner.learn_many(later)
@@ -134,8 +155,11 @@ def test_permutation_rules_retire_when_their_evidence_leaves_the_window():
 
 @pytest.mark.parametrize("cut", [250, 700])
 def test_recovery_derives_the_same_kv_rules(tmp_path, cut):
-    events = (catalog_stream(pages=200) + catalog_stream("u.net", pages=200, seed=2, start=1.7e9 + 30)
-              + caps_stream("c.org", pages=200, start=1.7e9 + 20))
+    events = (
+        catalog_stream(pages=200)
+        + catalog_stream("u.net", pages=200, seed=2, start=1.7e9 + 30)
+        + caps_stream("c.org", pages=200, start=1.7e9 + 20)
+    )
     events.sort(key=lambda e: e.ts)
     whole = learned(events)
     path = tmp_path / "state"

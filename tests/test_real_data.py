@@ -21,12 +21,19 @@ def learn_file(path, **learning):
 def test_www_and_bare_host_are_one_cluster_in_heritrix_idna_log(real_data):
     learner, cid, rejected = learn_file(real_data / "heritrix1-idna-crawl.log")
     assert cid["http://oelejr.dk/robots.txt"] == cid["http://www.oelejr.dk/robots.txt"]
-    assert cid["http://www.xn--sterbrogades-dyrlger-y0b29a.dk/robots.txt"] == cid["http://xn--sterbrogades-dyrlger-y0b29a.dk/robots.txt"]
+    assert (
+        cid["http://www.xn--sterbrogades-dyrlger-y0b29a.dk/robots.txt"]
+        == cid["http://xn--sterbrogades-dyrlger-y0b29a.dk/robots.txt"]
+    )
     # a year directory alias: /2011/ and /2012/ serve the same stylesheet, with and without www
     css = {u for u in cid if u.endswith("/templates/oelejr2/stylesheet.css")}
     assert len(css) == 3 and len({cid[u] for u in css}) == 1
     pages = [u for u in cid if "index.php?%D8lejr_2012:" in u]
-    assert pages and all(cid[u] == cid[u.replace("http://oelejr.dk", "http://www.oelejr.dk")] for u in pages if u.startswith("http://oelejr.dk"))
+    assert pages and all(
+        cid[u] == cid[u.replace("http://oelejr.dk", "http://www.oelejr.dk")]
+        for u in pages
+        if u.startswith("http://oelejr.dk")
+    )
     assert learner.summary()["clusters"] < learner.summary()["urls"]
     assert {r.reason for r in rejected} <= {"not-http", "bad-record"}
 
@@ -68,7 +75,9 @@ def test_path_alias_is_proposed_but_refused_by_validation_on_netarkivet(real_dat
     assert rs.canonicalize(differ.format("netarchive_alm")) != rs.canonicalize(differ.format("netarkivet_alm"))
 
     rate = (nsupp - nci) / nsupp
-    tolerant, _, _ = learn_file(real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=rate + 0.01)
+    tolerant, _, _ = learn_file(
+        real_data / "heritrix1-crawl-9.log", min_freq=3, min_supp=3, holdout=0, fpr_max=rate + 0.01
+    )
     rs = tolerant.ruleset()
     assert len(rs) == 1 and abs(rs.rules()[0].fpr - rate) < 1e-6
     same = "http://netarkivet.dk/{}/billeder/netarkivet_guidelines_01.gif"
@@ -83,7 +92,9 @@ def test_empty_payload_never_clusters_cdxj(real_data):
 
 def test_cdx_duplicates_cluster(real_data):
     learner, cid, rejected = learn_file(real_data / "archiveit-index-2.cdx")
-    assert cid["http://www.sfha.org/about/commission/012209.htm"] == cid["http://www.sfha.org/about/commission/agenda.htm"]
+    assert (
+        cid["http://www.sfha.org/about/commission/012209.htm"] == cid["http://www.sfha.org/about/commission/agenda.htm"]
+    )
     assert cid["http://sfha.org/download.php?did=407"] == cid["http://sfha.org/download.php?did=408"]
     assert len(rejected) == 15
 
@@ -110,8 +121,7 @@ def test_eval_of_the_real_files_lists_clusters_and_rules(real_data, tmp_path):
         if f.suffix == ".md" or f.name in NOT_YET_READ | NOT_YET_SAFE_PREQUENTIAL:
             continue
         out = tmp_path / f"{f.name}.json"
-        assert main(["eval", str(f), "--learner", "online,surt",
-                     "--json", str(out), "--quiet"]) == 0
+        assert main(["eval", str(f), "--learner", "online,surt", "--json", str(out), "--quiet"]) == 0
         res = json.loads(out.read_text())
         assert res["input"]["truth"].startswith("content digest")
         online = next(r for r in res["methods"] if r["name"] == "online")

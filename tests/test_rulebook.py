@@ -5,8 +5,14 @@ import pytest
 from dustonline.rules.book import RuleBook
 from dustonline.rules.ruleset import RETIRED, Rule, RuleError, encode_rule
 
-R = Rule(id="r-1", hosts=["s.com", "www.s.com"], context=r"^http://(?:www\.)?s\.com/(\w+)$",
-         transformation="http://s.com/$1", support=12, version=2)
+R = Rule(
+    id="r-1",
+    hosts=["s.com", "www.s.com"],
+    context=r"^http://(?:www\.)?s\.com/(\w+)$",
+    transformation="http://s.com/$1",
+    support=12,
+    version=2,
+)
 
 
 def with_(rule, **kw):
@@ -16,12 +22,12 @@ def with_(rule, **kw):
 def test_versions_decide_and_replays_are_harmless():
     book = RuleBook()
     assert book.apply(b"r-1", encode_rule(R)) is True
-    assert book.apply(b"r-1", encode_rule(R)) is False                       # duplicate delivery
+    assert book.apply(b"r-1", encode_rule(R)) is False  # duplicate delivery
     assert book.apply(b"r-1", encode_rule(with_(R, version=1, context="^x$"))) is False  # older
     assert book.ruleset().canonicalize("http://www.s.com/page") == "http://s.com/page"
     assert book.apply(b"r-1", encode_rule(with_(R, version=3, status=RETIRED))) is True
     assert len(book) == 0 and book.ruleset().canonicalize("http://www.s.com/page") == "http://www.s.com/page"
-    assert book.apply(b"r-1", encode_rule(with_(R, version=2))) is False     # retired stays retired
+    assert book.apply(b"r-1", encode_rule(with_(R, version=2))) is False  # retired stays retired
 
 
 def test_tombstone_forgets_the_id_so_a_relearned_rule_starts_again():

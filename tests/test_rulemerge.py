@@ -7,8 +7,18 @@ from dustonline.rules.ruleset import ACTIVE, RETIRED, Rule
 
 
 def rule(v, hosts, status=ACTIVE, context="^a$", support=10, fpr=0.0, rid="r-1"):
-    return Rule(id=rid, hosts=hosts, context=context, transformation="x", support=support, fpr=fpr, freq=3,
-                version=v, status=status, updated=float(v))
+    return Rule(
+        id=rid,
+        hosts=hosts,
+        context=context,
+        transformation="x",
+        support=support,
+        fpr=fpr,
+        freq=3,
+        version=v,
+        status=status,
+        updated=float(v),
+    )
 
 
 def test_union_of_hosts_sum_of_support_and_versions():
@@ -37,9 +47,13 @@ def test_old_and_repeated_partials_change_nothing():
 
 
 def test_disagreeing_contexts_give_no_host_a_context_it_did_not_validate():
-    m = merge({"0": rule(1, ["a.com"], context="^x$", support=5),
-               "1": rule(1, ["b.com"], context="^y$", support=9),
-               "2": rule(1, ["c.com"], context="^x$", support=6)})
+    m = merge(
+        {
+            "0": rule(1, ["a.com"], context="^x$", support=5),
+            "1": rule(1, ["b.com"], context="^y$", support=9),
+            "2": rule(1, ["c.com"], context="^x$", support=6),
+        }
+    )
     assert m.context == "^x$" and m.hosts == ["a.com", "c.com"] and m.support == 11
 
 
@@ -47,8 +61,10 @@ def test_final_record_and_versions_do_not_depend_on_arrival_order():
     """Partials of one partition arrive in order, partitions interleave at will, and a
     restarted learner re-sends some: the merged record ends the same, and each
     published version is larger than the last one published."""
-    streams = {p: [rule(v, [f"h{p}.com"], status=ACTIVE if (v + p) % 3 else RETIRED, support=v * 10 + p)
-                   for v in range(1, 6)] for p in range(4)}
+    streams = {
+        p: [rule(v, [f"h{p}.com"], status=ACTIVE if (v + p) % 3 else RETIRED, support=v * 10 + p) for v in range(1, 6)]
+        for p in range(4)
+    }
     finals = set()
     for seed in range(30):
         rng = random.Random(seed)

@@ -10,15 +10,18 @@ def _rule(ctx, trans):
     return Rule(id="t", hosts=["x.com"], context=ctx, transformation=trans).compile()
 
 
-@pytest.mark.parametrize("trans, ngroups, parts", [
-    ("http://x.com/$1", 1, ["http://x.com/", 1]),
-    ("$$1", 1, ["$1"]),
-    ("a$$$1b", 1, ["a$", 1, "b"]),
-    ("$320", 4, [3, "20"]),           # longest valid group number, as Java's Matcher
-    ("$12", 12, [12]),
-    ("100%", 0, ["100%"]),
-    ("{1:lower}", 0, ["{1:lower}"]),  # braces without '$' are literals
-])
+@pytest.mark.parametrize(
+    "trans, ngroups, parts",
+    [
+        ("http://x.com/$1", 1, ["http://x.com/", 1]),
+        ("$$1", 1, ["$1"]),
+        ("a$$$1b", 1, ["a$", 1, "b"]),
+        ("$320", 4, [3, "20"]),  # longest valid group number, as Java's Matcher
+        ("$12", 12, [12]),
+        ("100%", 0, ["100%"]),
+        ("{1:lower}", 0, ["{1:lower}"]),  # braces without '$' are literals
+    ],
+)
 def test_old_transformations_parse_as_before(trans, ngroups, parts):
     assert parse_transformation(trans, ngroups) == parts
 
@@ -44,19 +47,22 @@ def test_conversions_are_ascii_only():
     assert r.apply("http://x.com/aßz") == "http://x.com/AßZ"
 
 
-@pytest.mark.parametrize("trans, msg", [
-    ("x${1:bogus}", "unknown conversion 'bogus'"),
-    ("x${1:LOWER}", "unknown conversion"),
-    ("x${1:lower", "not closed"),
-    ("x${", "not closed"),
-    ("x${1}", "not ${N:conversion}"),
-    ("x${:lower}", "not ${N:conversion}"),
-    ("x${a:lower}", "not ${N:conversion}"),
-    ("x${2:lower}", "context has 1 groups"),
-    ("x${0:lower}", "context has 1 groups"),
-    ("x$a", "neither"),
-    ("x$", "neither"),
-])
+@pytest.mark.parametrize(
+    "trans, msg",
+    [
+        ("x${1:bogus}", "unknown conversion 'bogus'"),
+        ("x${1:LOWER}", "unknown conversion"),
+        ("x${1:lower", "not closed"),
+        ("x${", "not closed"),
+        ("x${1}", "not ${N:conversion}"),
+        ("x${:lower}", "not ${N:conversion}"),
+        ("x${a:lower}", "not ${N:conversion}"),
+        ("x${2:lower}", "context has 1 groups"),
+        ("x${0:lower}", "context has 1 groups"),
+        ("x$a", "neither"),
+        ("x$", "neither"),
+    ],
+)
 def test_bad_transformations_are_clear_rule_errors(trans, msg):
     with pytest.raises(RuleError, match="rule t: .*" + msg.replace("$", r"\$").replace("{", r"\{").replace("(", r"\(")):
         _rule(r"http://x\.com/(.*)", trans)

@@ -24,8 +24,12 @@ def test_irs_consensus_rule_matches_thesis_shape():
     assert _apply(ctx, trans, "www.IRS.gov/foia/index.html") == _apply(ctx, trans, "www.irs.ustreas.gov/foia")
 
 
-BRITNEY_C1 = ["http://britney.com.br/?id=5", "http://britney.com.br/index.php?id=5",
-              "http://Britney.com.br/?id=5", "http://www.britney.com.br/?id=5"]
+BRITNEY_C1 = [
+    "http://britney.com.br/?id=5",
+    "http://britney.com.br/index.php?id=5",
+    "http://Britney.com.br/?id=5",
+    "http://www.britney.com.br/?id=5",
+]
 BRITNEY_C2 = ["http://britney.com.br/?id=7", "http://Britney.com.br/index.php?id=7"]
 
 
@@ -47,19 +51,31 @@ def test_britney_both_aligners_agree():
     b = learn(_events([BRITNEY_C1, BRITNEY_C2]), cfg, aligner="duster")
     rs_a, rs_b = RuleSet(a), RuleSet(b)
     for u in BRITNEY_C1 + BRITNEY_C2:
-        assert (rs_a.canonicalize(u) == rs_a.canonicalize(BRITNEY_C1[0])) == (rs_b.canonicalize(u) == rs_b.canonicalize(BRITNEY_C1[0]))
+        assert (rs_a.canonicalize(u) == rs_a.canonicalize(BRITNEY_C1[0])) == (
+            rs_b.canonicalize(u) == rs_b.canonicalize(BRITNEY_C1[0])
+        )
 
 
 # Table 5.2: r1 (OGWDW|ogwdw) is refined by r2 (OGWDW|ogwdw|safewater): S_r1 ⊂ S_r2.
-R1 = Rule(id="r-1", hosts=["epa.gov", "www.epa.gov"],
-          context=r"^http://(?:www\.)?epa\.gov/(?:OGWDW|ogwdw)(?:000)?/([^/?=&#;:.]+)/([^/?=&#;:.]+)\.html$",
-          transformation="http://epa.gov/ogwdw/$1/$2.html")
-R2 = Rule(id="r-2", hosts=["epa.gov", "www.epa.gov"],
-          context=r"^http://(?:www\.)?epa\.gov/(?:OGWDW|ogwdw|safewater)(?:000)?/([^/?=&#;:.]+)/([^/?=&#;:.]+)\.html$",
-          transformation="http://epa.gov/ogwdw/$1/$2.html")
-EPA = [("http://www.epa.gov/OGWDW/dw/a.html", "A"), ("http://epa.gov/ogwdw/dw/a.html", "A"),
-       ("http://epa.gov/safewater/dw/a.html", "A"), ("http://epa.gov/ogwdw000/dw/b.html", "B"),
-       ("http://epa.gov/safewater/dw/b.html", "B")]
+R1 = Rule(
+    id="r-1",
+    hosts=["epa.gov", "www.epa.gov"],
+    context=r"^http://(?:www\.)?epa\.gov/(?:OGWDW|ogwdw)(?:000)?/([^/?=&#;:.]+)/([^/?=&#;:.]+)\.html$",
+    transformation="http://epa.gov/ogwdw/$1/$2.html",
+)
+R2 = Rule(
+    id="r-2",
+    hosts=["epa.gov", "www.epa.gov"],
+    context=r"^http://(?:www\.)?epa\.gov/(?:OGWDW|ogwdw|safewater)(?:000)?/([^/?=&#;:.]+)/([^/?=&#;:.]+)\.html$",
+    transformation="http://epa.gov/ogwdw/$1/$2.html",
+)
+EPA = [
+    ("http://www.epa.gov/OGWDW/dw/a.html", "A"),
+    ("http://epa.gov/ogwdw/dw/a.html", "A"),
+    ("http://epa.gov/safewater/dw/a.html", "A"),
+    ("http://epa.gov/ogwdw000/dw/b.html", "B"),
+    ("http://epa.gov/safewater/dw/b.html", "B"),
+]
 
 
 def test_table_5_2_refinement_eliminates_r1():
@@ -79,8 +95,15 @@ def test_table_5_2_refinement_eliminates_r1():
 
 
 def test_refines_is_false_when_r1_merges_what_r2_keeps_apart():
-    a = Rule(id="a", hosts=["s.com"], context=r"^http://s\.com/p/([0-9]+)(?:\?x=[0-9]+)?$", transformation="http://s.com/p/$1")
-    b = Rule(id="b", hosts=["s.com"], context=r"^http://s\.com/p/([0-9]+)(?:\?x=1)?$", transformation="http://s.com/p/$1")
+    a = Rule(
+        id="a",
+        hosts=["s.com"],
+        context=r"^http://s\.com/p/([0-9]+)(?:\?x=[0-9]+)?$",
+        transformation="http://s.com/p/$1",
+    )
+    b = Rule(
+        id="b", hosts=["s.com"], context=r"^http://s\.com/p/([0-9]+)(?:\?x=1)?$", transformation="http://s.com/p/$1"
+    )
     urls = [("http://s.com/p/1", "s.com"), ("http://s.com/p/1?x=2", "s.com")]
     assert not refines(a.compile(), b.compile(), urls)
     assert refines(b.compile(), a.compile(), urls)
@@ -93,4 +116,6 @@ def test_rule_regexes_stay_in_the_shared_subset():
     for bad in (r"(?=", r"(?!", r"(?<", r"(?P", r"\1", "(?>", "++", "*+"):
         assert bad not in ctx
     re.compile(ctx)
-    assert re.findall(r"\$(\d+)", trans) and all(1 <= int(n) <= re.compile(ctx).groups for n in re.findall(r"\$(\d+)", trans))
+    assert re.findall(r"\$(\d+)", trans) and all(
+        1 <= int(n) <= re.compile(ctx).groups for n in re.findall(r"\$(\d+)", trans)
+    )

@@ -34,21 +34,23 @@ def _forum(n=12, digests=False):
     rows = []
     for k in range(100, 100 + n):
         d = f"sha1:STORY{k}" if digests else None
-        rows += [(f"http://forum.co.il/story?id={k}", d, 3000 + 37 * k),
-                 (f"http://forum.co.il/story_{k}", d, 3000 + 37 * k)]
+        rows += [
+            (f"http://forum.co.il/story?id={k}", d, 3000 + 37 * k),
+            (f"http://forum.co.il/story_{k}", d, 3000 + 37 * k),
+        ]
     return rows
 
 
 def test_tokens_have_the_paper_markers():
     assert db.show(db.tokenize("http://www.site.com/index.html")) == "^http://www.site.com/index.html$"
-    assert len(db.tokenize("http://www.site.com/index.html")) == 15      # §3's example: 15 tokens
+    assert len(db.tokenize("http://www.site.com/index.html")) == 15  # §3's example: 15 tokens
 
 
 def test_a_forum_story_rule_found_and_refinement_keeps_more_context():
     p = db.Params(validate=False)
     likely = db.detect_likely(_recs(_forum(), "forum.co.il"), p)
     pairs = {_pair(x): x.support for x in likely}
-    assert pairs[("story?id=", "story_")] == 12                            # §1's rule, support 12
+    assert pairs[("story?id=", "story_")] == 12  # §1's rule, support 12
     assert pairs[("?id=", "_")] == 12
     kept = db.eliminate_redundancies(likely, p)
     # §5.2: equal support, so the refinement with the full context is kept, the rest dropped
@@ -59,8 +61,10 @@ def test_a_forum_story_rule_found_and_refinement_keeps_more_context():
 def test_b_index_html_rule_from_a_url_list():
     rows = []
     for k in range(6):
-        rows += [(f"http://www.site.com/d{k}/index.html", f"sha1:I{k}", None),
-                 (f"http://www.site.com/d{k}", f"sha1:I{k}", None)]
+        rows += [
+            (f"http://www.site.com/d{k}/index.html", f"sha1:I{k}", None),
+            (f"http://www.site.com/d{k}", f"sha1:I{k}", None),
+        ]
     likely = db.detect_likely(_recs(rows, "site.com"), db.Params())
     assert ("/index.html$", "$") in {_pair(x) for x in likely}
 
@@ -77,9 +81,11 @@ def test_c_overflowing_buckets_are_ignored():
 
 def test_d_validation_refutes_thumbnails_to_images():
     rows = []
-    for k in range(10):   # same names and sizes, different content (§4.3's academic site)
-        rows += [(f"http://www.ee.ac.il/thumbnails/p{k}.jpg", f"sha1:T{k}", 5000),
-                 (f"http://www.ee.ac.il/images/p{k}.jpg", f"sha1:I{k}", 5000)]
+    for k in range(10):  # same names and sizes, different content (§4.3's academic site)
+        rows += [
+            (f"http://www.ee.ac.il/thumbnails/p{k}.jpg", f"sha1:T{k}", 5000),
+            (f"http://www.ee.ac.il/images/p{k}.jpg", f"sha1:I{k}", 5000),
+        ]
     recs = _recs(rows, "ee.ac.il")
     index = {r.url: r for r in recs}
     p = db.Params()
@@ -114,16 +120,20 @@ def _log_lines():
     lines = []
     for k in range(100, 112):
         for path in (f"/story?id={k}", f"/story_{k}"):
-            lines.append(f'forum.co.il:80 10.0.0.{k % 7} - - [10/Oct/2006:13:{k % 60:02d}:36 +0200] '
-                         f'"GET {path} HTTP/1.1" 200 {3000 + 37 * k} "-" "Mozilla/4.0"')
+            lines.append(
+                f"forum.co.il:80 10.0.0.{k % 7} - - [10/Oct/2006:13:{k % 60:02d}:36 +0200] "
+                f'"GET {path} HTTP/1.1" 200 {3000 + 37 * k} "-" "Mozilla/4.0"'
+            )
     return lines
 
 
 def test_f_access_log_reader_and_learning_without_content(tmp_path):
     log = tmp_path / "access.log"
-    bad = ['10.0.0.9 - - [10/Oct/2006:13:00:00 +0000] "GET /story_1 HTTP/1.1" 200 10',     # no vhost
-           'not a log line',
-           '10.0.0.9 - - [10/Oct/2006:13:00:00 +0000] "GET http://forum.co.il/story_1 HTTP/1.1" 404 -']
+    bad = [
+        '10.0.0.9 - - [10/Oct/2006:13:00:00 +0000] "GET /story_1 HTTP/1.1" 200 10',  # no vhost
+        "not a log line",
+        '10.0.0.9 - - [10/Oct/2006:13:00:00 +0000] "GET http://forum.co.il/story_1 HTTP/1.1" 404 -',
+    ]
     log.write_text("\n".join(_log_lines() + bad) + "\n")
     assert detect_format([line.encode() for line in _log_lines()[:5]]) == "accesslog"
     out = list(read_events(log))
@@ -145,18 +155,28 @@ def test_g_translated_rules_give_one_key_per_page():
     rows = _forum(8, digests=True)
     for k in range(6):
         for host in ("forum.co.il", "www.forum.co.il"):
-            rows += [(f"http://{host}/d{k}/index.html", f"sha1:I{k}", None),
-                     (f"http://{host}/d{k}/", f"sha1:I{k}", None)]
+            rows += [
+                (f"http://{host}/d{k}/index.html", f"sha1:I{k}", None),
+                (f"http://{host}/d{k}/", f"sha1:I{k}", None),
+            ]
         rows += [(f"http://{h}/story?id={200 + k}", f"sha1:S{k}", None) for h in ("forum.co.il", "www.forum.co.il")]
     events = _events(rows)
     rules = db.fit(events, Config().check())
-    assert rules == db.fit(events, Config().check())                        # deterministic, ids too
+    assert rules == db.fit(events, Config().check())  # deterministic, ids too
     rs = RuleSet(rules)
     for k in range(100, 108):
         assert rs.canonicalize(f"http://forum.co.il/story?id={k}") == rs.canonicalize(f"http://forum.co.il/story_{k}")
     for k in range(6):
-        assert len({rs.canonicalize(f"http://{h}/d{k}/{f}") for h in ("forum.co.il", "www.forum.co.il")
-                    for f in ("", "index.html")}) == 1
+        assert (
+            len(
+                {
+                    rs.canonicalize(f"http://{h}/d{k}/{f}")
+                    for h in ("forum.co.il", "www.forum.co.il")
+                    for f in ("", "index.html")
+                }
+            )
+            == 1
+        )
     # Fig. 6 chains "www" then "story?id=" on www.../story?id=200: one composed contract rule
     assert rs.canonicalize("http://www.forum.co.il/story?id=999") == "http://forum.co.il/story_999"
     res = db.learn(events)

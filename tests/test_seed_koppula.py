@@ -16,8 +16,10 @@ def _learn(clusters, params=ANY_COVERAGE):
 
 
 # (a) §1.1/§2 "Alignment and Irrelevant Path Components"
-ARIZONA = [["http://ag.arizona.edu/srnr/about/art/index.html", "http://ag.arizona.edu/srnr/about/art"],
-           ["http://ag.arizona.edu/art/index.html", "http://ag.arizona.edu/art"]]
+ARIZONA = [
+    ["http://ag.arizona.edu/srnr/about/art/index.html", "http://ag.arizona.edu/srnr/about/art"],
+    ["http://ag.arizona.edu/art/index.html", "http://ag.arizona.edu/art"],
+]
 
 
 def test_arizona_index_html_one_rule_across_depths():
@@ -33,8 +35,10 @@ def test_arizona_index_html_one_rule_across_depths():
 
 
 # (b) §3.2.2 imdb photogallery -> mediaindex
-IMDB = [["http://www.imdb.com/title/tt0810900/photogallery", "http://www.imdb.com/title/tt0810900/mediaindex"],
-        ["http://www.imdb.com/title/tt0053198/photogallery", "http://www.imdb.com/title/tt0053198/mediaindex"]]
+IMDB = [
+    ["http://www.imdb.com/title/tt0810900/photogallery", "http://www.imdb.com/title/tt0810900/mediaindex"],
+    ["http://www.imdb.com/title/tt0053198/photogallery", "http://www.imdb.com/title/tt0053198/mediaindex"],
+]
 
 
 def test_imdb_generalized_rule_is_the_papers():
@@ -44,15 +48,17 @@ def test_imdb_generalized_rule_is_the_papers():
     # c(k_(4,1,2,2)) = tt, c(k_(4,2,2,1)) = *, c(k_(5,1)) = photogallery; t(k_(5,1)) = mediaindex
     assert r.context == r"http://www\.imdb\.com/title/(tt([0-9]+))/photogallery"
     assert r.transformation == "http://www.imdb.com/title/$1/mediaindex"
-    assert RuleSet(rules).canonicalize("http://www.imdb.com/title/tt0111161/photogallery") == \
-        "http://www.imdb.com/title/tt0111161/mediaindex"
+    assert (
+        RuleSet(rules).canonicalize("http://www.imdb.com/title/tt0111161/photogallery")
+        == "http://www.imdb.com/title/tt0111161/mediaindex"
+    )
 
 
 def test_imdb_decision_tree_wildcards_the_title_id_only():
     tk = Tokenizer([u for c in IMDB for u in c], DeepParams())
     pairs = [(tk.tok(c[0]), tk.tok(c[1])) for c in IMDB]
     classes = [pairwise(u, v) for u, v in pairs]
-    assert classes[0] == classes[1]   # same transformation: one class
+    assert classes[0] == classes[1]  # same transformation: one class
     gen = generalize([u.attrs for u, _ in pairs], classes)
     assert gen[0] == gen[1]
     g = gen[0]
@@ -70,32 +76,53 @@ def test_allrecipes_case_conversion_pairwise_and_generalized():
     # generalized over recipes, to the lower-case form (the paper's clusters plus lower-case
     # members and more recipes, so the converted keys become wildcards)
     names = ["Smoers", "Brownies", "Lasagna", "Cheesecake"]
-    clusters = [[f"http://allrecipes.com/Recipe/{n}/default.aspx", f"http://allrecipes.com/RECIPE/{n}/default.aspx",
-                 f"http://allrecipes.com/recipe/{n.lower()}/default.aspx"] for n in names]
+    clusters = [
+        [
+            f"http://allrecipes.com/Recipe/{n}/default.aspx",
+            f"http://allrecipes.com/RECIPE/{n}/default.aspx",
+            f"http://allrecipes.com/recipe/{n.lower()}/default.aspx",
+        ]
+        for n in names
+    ]
     rules, _ = _learn(clusters)
     assert len(rules) == 1
     (r,) = rules
     assert "${1:lower}" in r.transformation and "${2:lower}" in r.transformation
     rs = RuleSet(rules)
     assert rs.canonicalize(paper[0]) == rs.canonicalize(paper[1]) == "http://allrecipes.com/recipe/smoers/default.aspx"
-    assert rs.canonicalize("http://allrecipes.com/RECIPE/Pancakes/default.aspx") == \
-        "http://allrecipes.com/recipe/pancakes/default.aspx"
+    assert (
+        rs.canonicalize("http://allrecipes.com/RECIPE/Pancakes/default.aspx")
+        == "http://allrecipes.com/recipe/pancakes/default.aspx"
+    )
 
 
 # (d) §3.1.2 deep tokenization, Figure 2
-FIGURE_2 = ["ctattractions-17876002-Austria_Vienna_attractions.html",
-            "ctattractions-17826402-Austria_Salzburg_attractions.html",
-            "ctattractions-17682302-Austria_Graz_attractions.html",
-            "profile-78587305-Austria_Vienna_Belvedere.html",
-            "profile-78576005-Austria_Salzburg_Dommuseum.html",
-            "profile-78571605-Austria_Salzburg_Eisriesenwelt.html"]
+FIGURE_2 = [
+    "ctattractions-17876002-Austria_Vienna_attractions.html",
+    "ctattractions-17826402-Austria_Salzburg_attractions.html",
+    "ctattractions-17682302-Austria_Graz_attractions.html",
+    "profile-78587305-Austria_Vienna_Belvedere.html",
+    "profile-78576005-Austria_Salzburg_Dommuseum.html",
+    "profile-78571605-Austria_Salzburg_Eisriesenwelt.html",
+]
 
 
 def test_deep_tokenization_figure_2():
     deep = deep_tokenize(FIGURE_2)
     # the paper's deep tokens (it prints '-' where the token has '_')
-    assert deep[FIGURE_2[0]] == ("ctattractions", "-", "17876002", "-", "Austria", "_", "Vienna", "_",
-                                 "attractions", ".", "html")
+    assert deep[FIGURE_2[0]] == (
+        "ctattractions",
+        "-",
+        "17876002",
+        "-",
+        "Austria",
+        "_",
+        "Vienna",
+        "_",
+        "attractions",
+        ".",
+        "html",
+    )
     for t in FIGURE_2:
         d = deep[t]
         assert d[0] in ("ctattractions", "profile") and d[4] == "Austria" and d[-2:] == (".", "html")
@@ -103,18 +130,21 @@ def test_deep_tokenization_figure_2():
 
 
 def test_deep_tokenization_finds_host_specific_delimiters():
-    simtel = ["accelerate.php[id]100019[SiteID]softwareoasis", "accelerate.php[id]100020[SiteID]tucows",
-              "accelerate.php[id]100143[SiteID]download"]
+    simtel = [
+        "accelerate.php[id]100019[SiteID]softwareoasis",
+        "accelerate.php[id]100020[SiteID]tucows",
+        "accelerate.php[id]100143[SiteID]download",
+    ]
     for t, d in deep_tokenize(simtel).items():
         i = d.index("[")
-        assert d[i:i + 4] == ("[", "id", "]", t.split("]")[1].split("[")[0])
+        assert d[i : i + 4] == ("[", "id", "]", t.split("]")[1].split("[")[0])
     # imdb: "tt" is an anchor, split from the id by a unit change (k_(4,1,2,2) = tt)
     assert deep_tokenize(["tt0810900", "tt0053198"]) == {"tt0810900": ("tt", "0810900"), "tt0053198": ("tt", "0053198")}
 
 
 # (e) §5 min-coverage and precision filtering
 def test_min_coverage_filter_drops_rare_rules():
-    assert _learn(IMDB, KoppulaParams())[0] == []          # coverage 2 < 10 (§5.1)
+    assert _learn(IMDB, KoppulaParams())[0] == []  # coverage 2 < 10 (§5.1)
     assert len(_learn(IMDB, ANY_COVERAGE)[0]) == 1
 
 
@@ -129,7 +159,7 @@ def test_precision_filter_drops_a_rule_with_a_counterexample():
 
 def test_fit_is_deterministic_and_has_ids():
     ev = list(_events(IMDB + ARIZONA))
-    assert fit(ev, CFG) == []   # default min coverage 10: these examples are too small
+    assert fit(ev, CFG) == []  # default min coverage 10: these examples are too small
     rules, _ = learn(ev, CFG, ANY_COVERAGE)
     again, _ = learn(list(reversed(ev)), CFG, ANY_COVERAGE)
     assert len(rules) == 2

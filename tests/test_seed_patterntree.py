@@ -7,8 +7,23 @@ import pytest
 from dustonline.config import config_from_dict
 from dustonline.rules.ruleset import RuleSet
 from dustonline.seeds.patterntree import (
-    IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, PatternTree, compose, decompose,
-    duplicate_nodes, overlap, rewrite_ops, salient_values, select_graph, target_rule)
+    IGNORE,
+    KEEP,
+    REPLACE,
+    STAR,
+    Candidate,
+    Node,
+    Params,
+    PatternTree,
+    compose,
+    decompose,
+    duplicate_nodes,
+    overlap,
+    rewrite_ops,
+    salient_values,
+    select_graph,
+    target_rule,
+)
 from dustonline.seeds.patterntree_learn import learn_site
 from dustonline.seeds.patterntree_rules import measure, to_rules
 
@@ -44,10 +59,25 @@ def test_figure_4_nodes_and_rule_a_to_b():
     a = _node(tree, path_1="show.php")
     b = _node(tree, path_2="display")
     assert a.parent is b.parent and not a.children and not b.children  # siblings (Figure 4 b)
-    assert a.pattern == {"scheme": "http", "auth_0": "com", "auth_1": "example", "auth_2": "www",
-                         "path_0": STAR, "path_1": "show.php", "?pageid": STAR}
-    assert b.pattern == {"scheme": "http", "auth_0": "com", "auth_1": "example", "auth_2": "www",
-                         "path_0": STAR, "path_1": STAR, "path_2": "display", "?sid": STAR}
+    assert a.pattern == {
+        "scheme": "http",
+        "auth_0": "com",
+        "auth_1": "example",
+        "auth_2": "www",
+        "path_0": STAR,
+        "path_1": "show.php",
+        "?pageid": STAR,
+    }
+    assert b.pattern == {
+        "scheme": "http",
+        "auth_0": "com",
+        "auth_1": "example",
+        "auth_2": "www",
+        "path_0": STAR,
+        "path_1": STAR,
+        "path_2": "display",
+        "?sid": STAR,
+    }
     ops = rewrite_ops(a, b, kvs, clusters, Params())
     # Figure 4 (c): ignore the mirror, replace path_1 by pageid, keep "display", ignore sid
     assert ops["path_0"] == (IGNORE, None)
@@ -80,12 +110,13 @@ def test_figure_4_learned_end_to_end():
     keys = {}
     for u, c in zip(urls, clusters):
         keys.setdefault(c, set()).add(rs.canonicalize(u))
-    assert all(len(k) == 1 for k in keys.values())               # every cluster merged
+    assert all(len(k) == 1 for k in keys.values())  # every cluster merged
     assert len({next(iter(k)) for k in keys.values()}) == len(IDS)  # and no two pages
     assert learn_site(urls, clusters, Params(overlap="paper")) == rules  # deterministic
 
 
 # --------------------------------------------------------------------------- (b) the tree
+
 
 def test_salient_values_follow_the_maximal_decline():
     # Figure 6: a few frequent values, then a long tail
@@ -119,16 +150,30 @@ def test_entropy_tree_groups_a_small_site():
     for sec in ("news", "sports", "tech"):
         n = kids[sec]
         assert not n.children and n.volume == 10
-        assert n.pattern == {"scheme": "http", "auth_0": "com", "auth_1": "shop", "auth_2": "www",
-                             "path_0": sec, "path_1": STAR}
+        assert n.pattern == {
+            "scheme": "http",
+            "auth_0": "com",
+            "auth_1": "shop",
+            "auth_2": "www",
+            "path_0": sec,
+            "path_1": STAR,
+        }
     assert kids[STAR].volume == 1
     assert sum(len(n.members) for n in tree.leaves()) == len(urls)
     assert decompose("http://www.shop.com/a/?q=1&r").values == {
-        "scheme": "http", "auth_0": "com", "auth_1": "shop", "auth_2": "www",
-        "path_0": "a", "path_1": "", "?q": "1", "?r": ""}
+        "scheme": "http",
+        "auth_0": "com",
+        "auth_1": "shop",
+        "auth_2": "www",
+        "path_0": "a",
+        "path_1": "",
+        "?q": "1",
+        "?r": "",
+    }
 
 
 # --------------------------------------------------------------------------- (c) o_min
+
 
 def _sid_site(shared: int):
     """10 plain URLs and 10 with a session id; ``shared`` of the latter duplicate a plain one."""
@@ -162,6 +207,7 @@ def test_overlap_of_a_node_with_itself_is_its_duplicate_rate():
 
 # --------------------------------------------------------------------------- (d) S_graph
 
+
 def _n(i, vol):
     return Node(i, list(range(vol)), {"path_0": STAR, "?id": STAR}, frozenset())
 
@@ -171,7 +217,7 @@ def test_graph_concatenates_a_chain():
     ab = Candidate(a, b, {"path_0": (KEEP, "item"), "?id": (REPLACE, "?id")})
     bc = Candidate(b, c, {"path_0": (REPLACE, "?id"), "?id": (IGNORE, None)})
     got = {(r.source.id, r.target.id): r for r in select_graph([ab, bc])}
-    assert set(got) == {(0, 2), (1, 2)}          # A -> B -> C became A -> C
+    assert set(got) == {(0, 2), (1, 2)}  # A -> B -> C became A -> C
     assert got[(0, 2)].ops == {"path_0": (REPLACE, "?id"), "?id": (IGNORE, None)}
     assert compose(ab, bc).ops == got[(0, 2)].ops
 
@@ -183,8 +229,8 @@ def test_graph_breaks_a_cycle():
     sel = select_graph(rules)
     assert len(sel) == 2
     (dest,) = {r.target.id for r in sel}
-    assert dest not in {r.source.id for r in sel}     # no rule leaves the destination
-    assert len({r.source.id for r in sel}) == 2       # one rule per source (Figure 7 a)
+    assert dest not in {r.source.id for r in sel}  # no rule leaves the destination
+    assert len({r.source.id for r in sel}) == 2  # one rule per source (Figure 7 a)
 
 
 def test_graph_keeps_one_rule_per_source_to_the_most_popular_target():
@@ -211,8 +257,9 @@ def test_few_rules_per_site_on_a_generated_stream(tmp_path):
     write_stream(gc, tmp_path / "s.jsonl", tmp_path / "t.jsonl")
     cfg = THESIS
     st = evaluation.load_stream([str(tmp_path / "s.jsonl")], cfg, str(tmp_path / "t.jsonl"))
-    res = evaluation.run(st, cfg, resolve("dustlin") + [Method("patterntree", "batch", "Lei et al.", batch(fit))],
-                         progress=False)
+    res = evaluation.run(
+        st, cfg, resolve("dustlin") + [Method("patterntree", "batch", "Lei et al.", batch(fit))], progress=False
+    )
     m = {x["name"]: x for x in res["methods"]}
     pt, dl = m["patterntree"], m["dustlin"]
     # measured: 61 crawler rules for 20 sites (3.05 a site; 2.35 pattern-tree rules a
@@ -231,6 +278,7 @@ def test_fit_is_deterministic(tmp_path):
     events = [ev for ev, _ in generate(GenConfig(seed=5, sites=6, pages=1500))][:2500]
     a = fit(events, Config().check())
     b = fit(list(events), Config().check())
-    assert a and [(r.id, r.context, r.transformation, r.support) for r in a] == \
-        [(r.id, r.context, r.transformation, r.support) for r in b]
+    assert a and [(r.id, r.context, r.transformation, r.support) for r in a] == [
+        (r.id, r.context, r.transformation, r.support) for r in b
+    ]
     assert all(r.id.startswith("r-") and len(r.id) == 14 for r in a)

@@ -22,9 +22,15 @@ from dustonline.seeds.replicas import ReplicaParams, find_replicas, fit, grow_cl
 CFG = Config().check()
 
 # Fig. 10's collection: a root, two sections, four leaves (a tree of 7 linked pages)
-TREE = {"/": ["/guide/", "/ref/"], "/guide/": ["/guide/intro.html", "/guide/setup.html"],
-        "/ref/": ["/ref/api.html", "/ref/faq.html"], "/guide/intro.html": [], "/guide/setup.html": [],
-        "/ref/api.html": [], "/ref/faq.html": []}
+TREE = {
+    "/": ["/guide/", "/ref/"],
+    "/guide/": ["/guide/intro.html", "/guide/setup.html"],
+    "/ref/": ["/ref/api.html", "/ref/faq.html"],
+    "/guide/intro.html": [],
+    "/guide/setup.html": [],
+    "/ref/api.html": [],
+    "/ref/faq.html": [],
+}
 
 
 class _Crawl:
@@ -34,18 +40,26 @@ class _Crawl:
         self.events: list[FetchEvent] = []
 
     def page(self, url: str, content: str, links=(), with_links: bool = True) -> None:
-        self.events.append(FetchEvent(url=url, ts=1_700_000_000.0 + len(self.events), digest=f"sha1:{content}",
-                                      links=tuple(links) if with_links else None))
+        self.events.append(
+            FetchEvent(
+                url=url,
+                ts=1_700_000_000.0 + len(self.events),
+                digest=f"sha1:{content}",
+                links=tuple(links) if with_links else None,
+            )
+        )
 
-    def collection(self, host: str, name: str, paths=None, link_host=None, with_links: bool = True,
-                   prefix: str = "") -> None:
+    def collection(
+        self, host: str, name: str, paths=None, link_host=None, with_links: bool = True, prefix: str = ""
+    ) -> None:
         """``name``'s tree on ``host`` under ``prefix``; ``paths`` limits the copy (a partial
         mirror) whose links to uncopied pages point at ``link_host`` (the primary)."""
         paths = list(TREE) if paths is None else paths
         for p in paths:
             links = [f"http://{host if q in paths else link_host}{prefix if q in paths else ''}{q}" for q in TREE[p]]
-            self.page(f"http://{host}{prefix}{p}", f"{name.upper()}{p.replace('/', 'X').replace('.', 'Y')}",
-                      links, with_links)
+            self.page(
+                f"http://{host}{prefix}{p}", f"{name.upper()}{p.replace('/', 'X').replace('.', 'Y')}", links, with_links
+            )
 
 
 def _mirror_map(rules) -> dict[str, str]:
@@ -58,9 +72,9 @@ def _mirror_map(rules) -> dict[str, str]:
 
 def _two_collections(with_links: bool = True) -> _Crawl:
     c = _Crawl()
-    c.collection("docs.example.org", "java", with_links=with_links)                   # primary of "java"
-    c.collection("mirror.java.net", "java", with_links=with_links)                    # full mirror
-    c.collection("ldp.example.edu", "ldp", with_links=with_links)                     # primary of "ldp"
+    c.collection("docs.example.org", "java", with_links=with_links)  # primary of "java"
+    c.collection("mirror.java.net", "java", with_links=with_links)  # full mirror
+    c.collection("ldp.example.edu", "ldp", with_links=with_links)  # primary of "ldp"
     c.collection("ldp.mirror.de", "ldp", ["/", "/guide/", "/ref/"], "ldp.example.edu", with_links)  # partial mirror
     return c
 
@@ -73,8 +87,10 @@ def test_full_mirror_found_partial_mirror_only_with_extended_condition():
     strict = _mirror_map(fit(events, CFG, ReplicaParams(extended=False, **SMALL)))
     assert strict == {"mirror.java.net": "http://docs.example.org/guide/intro.html"}
     extended = _mirror_map(fit(events, CFG, ReplicaParams(extended=True, **SMALL)))
-    assert extended == {"mirror.java.net": "http://docs.example.org/guide/intro.html",
-                        "ldp.mirror.de": "http://ldp.example.edu/guide/intro.html"}
+    assert extended == {
+        "mirror.java.net": "http://docs.example.org/guide/intro.html",
+        "ldp.mirror.de": "http://ldp.example.edu/guide/intro.html",
+    }
 
 
 def test_merge_conditions_on_the_link_summary():
@@ -98,8 +114,10 @@ def test_a_third_replica_with_a_partial_copy_needs_the_extended_condition_for_al
     c.collection("java.mirror.de", "java", ["/", "/guide/", "/ref/"], "docs.example.org")
     assert fit(c.events, CFG, ReplicaParams(extended=False, **SMALL)) == []
     got = _mirror_map(fit(c.events, CFG, ReplicaParams(extended=True, **SMALL)))
-    assert got == {"mirror.java.net": "http://docs.example.org/guide/intro.html",
-                   "java.mirror.de": "http://docs.example.org/guide/intro.html"}
+    assert got == {
+        "mirror.java.net": "http://docs.example.org/guide/intro.html",
+        "java.mirror.de": "http://docs.example.org/guide/intro.html",
+    }
 
 
 def test_without_links_path_correspondence_stands_in():
@@ -111,20 +129,26 @@ def test_without_links_path_correspondence_stands_in():
     assert _mirror_map(fit(events, CFG, params)) == {"mirror.java.net": "http://docs.example.org/guide/intro.html"}
     with_links = ReplicaParams(min_collection_size=5, mode="paths")  # links present but not used
     assert _mirror_map(fit(_two_collections().events, CFG, with_links)) == {
-        "mirror.java.net": "http://docs.example.org/guide/intro.html"}
+        "mirror.java.net": "http://docs.example.org/guide/intro.html"
+    }
 
 
 def test_mirrored_directory_and_host_alias_on_one_host_do_not_shadow_each_other():
     c = _Crawl()
     c.collection("www.example.org", "site")
-    c.collection("www.example.org", "site", prefix="/v1")   # old copy under /v1 on the same host
-    c.collection("example.org", "site")                      # the bare host serves the site too
+    c.collection("www.example.org", "site", prefix="/v1")  # old copy under /v1 on the same host
+    c.collection("example.org", "site")  # the bare host serves the site too
     c.collection("example.org", "site", prefix="/v1")
     rules = fit(c.events, CFG, ReplicaParams(min_collection_size=5))
     rs = RuleSet(rules)
     want = "http://www.example.org/ref/api.html"
-    for u in ("http://www.example.org/v1/ref/api.html", "http://example.org/ref/api.html",
-              "http://example.org/v1/ref/api.html", "https://EXAMPLE.org/v1/ref/api.html", want):
+    for u in (
+        "http://www.example.org/v1/ref/api.html",
+        "http://example.org/ref/api.html",
+        "http://example.org/v1/ref/api.html",
+        "https://EXAMPLE.org/v1/ref/api.html",
+        want,
+    ):
         assert rs.canonicalize(u) == want, u
     assert rs.canonicalize("http://example.org/v1x/a") == "http://www.example.org/v1x/a"
     assert [r.hosts for r in rules if r.hosts == ["www.example.org"]] == [["www.example.org"]]
@@ -195,9 +219,28 @@ def test_links_round_trip_through_json_lines_fast_and_slow_path(tmp_path):
     assert "links" not in out[2].to_json()
 
 
-_TRICKY = ["http://a/", "HTTPS://a", "http://", "http:///x", "http://?x", "http://#x", "http:// a", "http://a\x00",
-           "ftp://a", "http\u017f://a", "http:/a", "https://a\n", "hTTp://x.y/z?q#f", "", "http://[::1]/",
-           "http://\u00e9.fr/\u00fc", "Https:///", "http://" + "x" * 100, "http://a\x01http://b", "http://a\x01ftp://b"]
+_TRICKY = [
+    "http://a/",
+    "HTTPS://a",
+    "http://",
+    "http:///x",
+    "http://?x",
+    "http://#x",
+    "http:// a",
+    "http://a\x00",
+    "ftp://a",
+    "http\u017f://a",
+    "http:/a",
+    "https://a\n",
+    "hTTp://x.y/z?q#f",
+    "",
+    "http://[::1]/",
+    "http://\u00e9.fr/\u00fc",
+    "Https:///",
+    "http://" + "x" * 100,
+    "http://a\x01http://b",
+    "http://a\x01ftp://b",
+]
 
 
 @pytest.mark.parametrize("link", _TRICKY)
@@ -230,8 +273,9 @@ def test_learner_ignores_links():
     from dustonline.learner.online import OnlineLearner
 
     evs = [e for e, _ in generate(GenConfig(seed=5, sites=3, pages=300))]
-    linked = [FetchEvent(**{**{f: getattr(e, f) for f in e.__struct_fields__}, "links": ("http://x.example/",)})
-              for e in evs]
+    linked = [
+        FetchEvent(**{**{f: getattr(e, f) for f in e.__struct_fields__}, "links": ("http://x.example/",)}) for e in evs
+    ]
     a, b = OnlineLearner(CFG), OnlineLearner(CFG)
     a.learn_many(evs), b.learn_many(linked)
     a.flush(), b.flush()
@@ -271,8 +315,9 @@ def test_collections_coverage_against_online_and_dustlin(tmp_path):
     thesis = config_from_dict({"learning": {"min_freq": 10, "min_supp": 10, "holdout": 0.33}})
     write_stream(GEN, tmp_path / "s.jsonl", tmp_path / "t.jsonl")
     st = evaluation.load_stream([str(tmp_path / "s.jsonl")], thesis, str(tmp_path / "t.jsonl"))
-    res = evaluation.run(st, thesis, resolve("online,dustlin") + [Method("replicas", "batch", "Cho et al.", batch(fit))],
-                         progress=False)
+    res = evaluation.run(
+        st, thesis, resolve("online,dustlin") + [Method("replicas", "batch", "Cho et al.", batch(fit))], progress=False
+    )
     tail = {m["name"]: m["tail"] for m in res["methods"]}
     assert tail["replicas"]["lost"] == 0 and tail["replicas"]["np"] == 1.0
     assert tail["replicas"]["coverage"] > max(tail["online"]["coverage"], tail["dustlin"]["coverage"])

@@ -26,9 +26,11 @@ def words(rng: random.Random, n: int = 300) -> list[str]:
 
 
 def html_page(text: str) -> bytes:
-    return (f"<!DOCTYPE html><html><head><title>Page</title><style>p {{color: red}}</style>"
-            f"<script>var secret = 'scriptword';</script></head><body><div class='x'><p>{text}</p>"
-            f"</div><!-- commentword --></body></html>").encode()
+    return (
+        f"<!DOCTYPE html><html><head><title>Page</title><style>p {{color: red}}</style>"
+        f"<script>var secret = 'scriptword';</script></head><body><div class='x'><p>{text}</p>"
+        f"</div><!-- commentword --></body></html>"
+    ).encode()
 
 
 # ------------------------------------------------------------------ digest
@@ -46,10 +48,12 @@ def test_digest_is_sha1_base32_as_warc_and_heritrix_write_it():
 
 
 def test_visible_text_drops_scripts_styles_comments_and_tags():
-    body = (b"<html><head><title>My  Title</title><style>.a{x:1}</style>"
-            b"<script type='text/javascript'>if (a < b) { document.write('<p>scriptword</p>'); }</script>"
-            b"</head><body><!-- commentword --><h1>Fish &amp; Chips</h1>\n\n<p>caf&eacute; &#8364;5</p>"
-            b"<SCRIPT>more()</SCRIPT><p>a < b</p></body></html>")
+    body = (
+        b"<html><head><title>My  Title</title><style>.a{x:1}</style>"
+        b"<script type='text/javascript'>if (a < b) { document.write('<p>scriptword</p>'); }</script>"
+        b"</head><body><!-- commentword --><h1>Fish &amp; Chips</h1>\n\n<p>caf&eacute; &#8364;5</p>"
+        b"<SCRIPT>more()</SCRIPT><p>a < b</p></body></html>"
+    )
     text = visible_text(body, "text/html")
     assert text == "My Title Fish & Chips caf\u00e9 \u20ac5 a < b"
     assert "scriptword" not in text and "commentword" not in text and "<" not in text.replace("a < b", "")
@@ -145,8 +149,9 @@ def test_cli_sketch_event_line_round_trips_through_the_readers(tmp_path, capsys)
 
 def test_cli_sketch_reads_stdin_and_rejects_what_learn_would(tmp_path):
     cmd = [sys.executable, "-m", "dustonline", "sketch"]
-    p = subprocess.run(cmd + ["--url", "https://a.example/x"], input=b"hello world again", capture_output=True,
-                       timeout=120)
+    p = subprocess.run(
+        cmd + ["--url", "https://a.example/x"], input=b"hello world again", capture_output=True, timeout=120
+    )
     assert p.returncode == 0, p.stderr
     ev = parse_message(p.stdout.strip())
     assert ev.url == "https://a.example/x" and ev.digest == digest(b"hello world again") and ev.status == 200

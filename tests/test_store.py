@@ -66,7 +66,10 @@ def test_flush_at_coalesces_rewrites_of_hot_keys(store):
     t = store.table("hot", cache_entries=4, exact_cap=True, flush_at=1000)
     writes = []
     real = store._b.write
-    store._b.write = lambda prefix, pending, deleted, enc: (writes.append(len(pending)), real(prefix, pending, deleted, enc))
+    store._b.write = lambda prefix, pending, deleted, enc: (
+        writes.append(len(pending)),
+        real(prefix, pending, deleted, enc),
+    )
     for i in range(500):
         t[f"k{i % 4}"] = i
     assert writes == []  # nothing reached the backend yet: 4 pending keys
@@ -103,7 +106,12 @@ def test_simhash_blocks_come_back_after_a_reload(store):
     store.flush()
     again = ClusterIndex(store)  # a restarted learner: blocks come back from the store
     assert again.assign(FetchEvent(url="http://a.com/2", ts=2.0, digest="sha1:B", simhash=base ^ 0b101)) == first
-    assert ClusterIndex(store).assign(FetchEvent(url="http://a.com/3", ts=2.0, digest="sha1:C", simhash=~base & (2**64 - 1))) != first
+    assert (
+        ClusterIndex(store).assign(
+            FetchEvent(url="http://a.com/3", ts=2.0, digest="sha1:C", simhash=~base & (2**64 - 1))
+        )
+        != first
+    )
 
 
 def test_rebuilt_simhash_blocks_equal_the_live_ones(store):

@@ -8,11 +8,19 @@ from dustonline.learner.keycheck import incumbent_keys, set_gain
 
 HEAD = r"^([^/?=&#;:.]+)\:\/\/([^/?=&#;:.]+)\.([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+?)(?:\?id)?(?:\=|_)([0-9]+)"
 # the print forms (and the main URL) -> story=N&page=<page or print value>
-PRINT = Rule(id="r-print", hosts=["www.g.com"], transformation="$1://$2.$3.$4/$5=$6&page=$7",
-             context=HEAD + r"(?:\&page\=1|\.html)?(?:\&print|\?print|\&page)\=([^/?=&#;:.]+)$").compile()
+PRINT = Rule(
+    id="r-print",
+    hosts=["www.g.com"],
+    transformation="$1://$2.$3.$4/$5=$6&page=$7",
+    context=HEAD + r"(?:\&page\=1|\.html)?(?:\&print|\?print|\&page)\=([^/?=&#;:.]+)$",
+).compile()
 # the main URL and its alias path -> story_N
-ALIAS = Rule(id="r-alias", hosts=["www.g.com"], transformation="$1://$2.$3.$4/$5_$6",
-             context=HEAD + r"(?:\.html\?print\=1|\&page\=1|\.html)?$").compile()
+ALIAS = Rule(
+    id="r-alias",
+    hosts=["www.g.com"],
+    transformation="$1://$2.$3.$4/$5_$6",
+    context=HEAD + r"(?:\.html\?print\=1|\&page\=1|\.html)?$",
+).compile()
 
 
 def main(n):
@@ -55,8 +63,9 @@ def _set(*rules):
 
 def test_set_gain_counts_new_same_cluster_pairs_and_refuses_splits_and_wrong_merges():
     urls = [(main(5), "c5"), (main(5) + "&print=1", "c5"), ("https://www.g.com/story_5.html", "c5")]
-    adopted = Rule(id="r-alias", hosts=["www.g.com"], context=ALIAS.rule.context,
-                   transformation="$1://$2.$3.$4/$5=$6&page=1").compile()
+    adopted = Rule(
+        id="r-alias", hosts=["www.g.com"], context=ALIAS.rule.context, transformation="$1://$2.$3.$4/$5=$6&page=1"
+    ).compile()
     old, new = _set(PRINT, ALIAS), _set(PRINT, adopted)
     assert set_gain(urls, old, new) == 2  # story_5.html joins the two others
     assert set_gain(urls, new, old) == -1  # the other way round splits them
@@ -65,13 +74,20 @@ def test_set_gain_counts_new_same_cluster_pairs_and_refuses_splits_and_wrong_mer
 
 
 def test_incumbent_keys_do_not_depend_on_url_order():
-    urls = {main(5): "c5", main(5) + "&print=1": "c5", "https://www.g.com/story_5.html": "c5",
-            main(6): "c6", "https://www.g.com/story_6.html": "c6"}
+    urls = {
+        main(5): "c5",
+        main(5) + "&print=1": "c5",
+        "https://www.g.com/story_5.html": "c5",
+        main(6): "c6",
+        "https://www.g.com/story_6.html": "c6",
+    }
     rules = _set(ALIAS, PRINT)  # ALIAS first: it decides the main URLs and the alias paths
     older = {"r-print"}.__contains__
     a = incumbent_keys("r-alias", ["www.g.com"], rules, lambda h: urls, older)
     b = incumbent_keys("r-alias", ["www.g.com"], rules, lambda h: dict(reversed(urls.items())), older)
     assert sorted(a[0]) == sorted(b[0]) and a[1] == b[1]
     # the keys the older rule alone gives the clusters' URLs, those ALIAS decides included
-    assert a[1] == {"c5": {"https://www.g.com/story=5&page=1": ("r-print", main(5))},
-                    "c6": {"https://www.g.com/story=6&page=1": ("r-print", main(6))}}
+    assert a[1] == {
+        "c5": {"https://www.g.com/story=5&page=1": ("r-print", main(5))},
+        "c6": {"https://www.g.com/story=6&page=1": ("r-print", main(6))},
+    }

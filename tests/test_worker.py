@@ -33,8 +33,17 @@ from dustonline_stream.workerproc import WorkerProc, learned_all, partitions_sta
 
 pytestmark = pytest.mark.slow
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-_STATS = ("events", "ignored", "new_urls", "new_clusters", "refreshed", "alignments", "rule_changes",
-          "candidates", "active_rules")
+_STATS = (
+    "events",
+    "ignored",
+    "new_urls",
+    "new_clusters",
+    "refreshed",
+    "alignments",
+    "rule_changes",
+    "candidates",
+    "active_rules",
+)
 
 
 @pytest.fixture(scope="module")
@@ -154,11 +163,18 @@ def test_service_agrees_with_embedded_learn(kafka_broker, stream_data, tmp_path,
     # the consumer waits as configured, not Faust's 1500 ms (which held events ~1 s)
     assert state["fetch_max_wait_ms"] == load_config(cfg).kafka.fetch_max_wait_ms != 1500
     text = w.get("/metrics")
-    for name in ("dustonline_events_total", "dustonline_lag_events", "dustonline_active_rules",
-                 "dustonline_rule_changes_total", "dustonline_clusters", "dustonline_checkpoint_seconds"):
+    for name in (
+        "dustonline_events_total",
+        "dustonline_lag_events",
+        "dustonline_active_rules",
+        "dustonline_rule_changes_total",
+        "dustonline_clusters",
+        "dustonline_checkpoint_seconds",
+    ):
         assert name in text, name
-    busy = float(next(line.split()[1] for line in text.splitlines()
-                      if line.startswith("dustonline_learn_busy_seconds_total")))
+    busy = float(
+        next(line.split()[1] for line in text.splitlines() if line.startswith("dustonline_learn_busy_seconds_total"))
+    )
     assert 0 < busy < 180  # it learned, and the figure is seconds of work (not events, not wall time)
 
 
@@ -173,11 +189,32 @@ def test_partitioned_service_agrees_with_learn_partitions(kafka_broker, stream_d
     # the commands: `learn --partitions 3` writes these rules; `canonicalize --from-topic` gives these keys
     out = tmp_path / "rules.jsonl"
     cli = [sys.executable, "-m", "dustonline"]
-    subprocess.run(cli + ["learn", str(path), "--config", str(cfg), "--partitions", "3", "--rules-out", str(out),
-                          "--quiet", "--dead-letter", str(tmp_path / "dl.jsonl")], check=True, capture_output=True)
+    subprocess.run(
+        cli
+        + [
+            "learn",
+            str(path),
+            "--config",
+            str(cfg),
+            "--partitions",
+            "3",
+            "--rules-out",
+            str(out),
+            "--quiet",
+            "--dead-letter",
+            str(tmp_path / "dl.jsonl"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     assert signature(read_rules(out)) == signature(ref.rules())
-    keys = subprocess.run(cli + ["canonicalize", "--from-topic", "--config", str(cfg)], input="\n".join(held_out),
-                          check=True, capture_output=True, text=True).stdout.splitlines()
+    keys = subprocess.run(
+        cli + ["canonicalize", "--from-topic", "--config", str(cfg)],
+        input="\n".join(held_out),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
     assert keys == [want.canonicalize(u) for u in held_out]
 
 
@@ -203,7 +240,10 @@ def test_batched_replay_learns_what_one_event_per_message_learns(kafka_broker, s
     assert_group_equals_embedded(cfg, events, 3, [w])
     got = dead_letters(kafka_broker, c.kafka.dlq_topic, 2)
     prod.close()
-    assert [(r["reason"], r["line"], r["raw"].encode()) for r in got] == [("bad-json", 0, bad[0]), ("missing-url", 1, bad[1])]
+    assert [(r["reason"], r["line"], r["raw"].encode()) for r in got] == [
+        ("bad-json", 0, bad[0]),
+        ("missing-url", 1, bad[1]),
+    ]
 
 
 # These two failed intermittently until the worker re-seeks a partition it restores
@@ -229,8 +269,9 @@ def test_two_workers_one_leaves_the_group(kafka_broker, stream_data, tmp_path, w
 
     def both_working():
         sa, sb = a.state(), b.state()
-        return bool(sa and sb and sa["assigned"] and sb["assigned"]
-                    and any(s["events"] for s in sb["partitions"].values()))
+        return bool(
+            sa and sb and sa["assigned"] and sb["assigned"] and any(s["events"] for s in sb["partitions"].values())
+        )
 
     wait_until(both_working, 180, "both workers to own partitions and learn", [a, b])
     b.stop()  # rebalance: a takes b's partitions over from their changelog

@@ -96,10 +96,17 @@ def test_learner_on_the_table_equals_the_learner_on_rocksdb_across_checkpoints(t
     assert on_table.summary() == reference.summary()
 
 
-@pytest.mark.parametrize("raw,reason", [
-    (b"", "bad-json"), (b"{", "bad-json"), (b"\xff\xfe\x00", "undecodable"), (b"{}", "missing-url"),
-    (b'{"url": "ftp://x.com/a", "ts": 1}', "not-http"), (b'{"url": "http://x.com/", "ts": "soon"}', "bad-timestamp"),
-])
+@pytest.mark.parametrize(
+    "raw,reason",
+    [
+        (b"", "bad-json"),
+        (b"{", "bad-json"),
+        (b"\xff\xfe\x00", "undecodable"),
+        (b"{}", "missing-url"),
+        (b'{"url": "ftp://x.com/a", "ts": 1}', "not-http"),
+        (b'{"url": "http://x.com/", "ts": "soon"}', "bad-timestamp"),
+    ],
+)
 def test_topic_values_rejected_with_their_reason(raw, reason):
     with pytest.raises(BadEvent) as e:
         parse_message(raw)
@@ -109,20 +116,25 @@ def test_topic_values_rejected_with_their_reason(raw, reason):
 def test_topic_values_accepted_in_both_event_formats():
     ev = parse_message(b'{"url": "http://www.x.com/a", "ts": 1700000000, "digest": "sha1:AAAA"}')
     assert ev.url == "http://www.x.com/a" and ev.ts == 1700000000.0
-    kafka_feed = parse_message(b'{"url": "http://www.x.com/b", "timestamp": "2024-01-01T00:00:00Z", '
-                               b'"status_code": 200, "content_digest": "sha1:BBBB"}')
+    kafka_feed = parse_message(
+        b'{"url": "http://www.x.com/b", "timestamp": "2024-01-01T00:00:00Z", '
+        b'"status_code": 200, "content_digest": "sha1:BBBB"}'
+    )
     assert kafka_feed.url == "http://www.x.com/b" and kafka_feed.status == 200
 
 
-@pytest.mark.parametrize("kafka,fix", [
-    ({"processing_guarantee": "exactly_once"}, "kafka.processing_guarantee must be 'at_least_once'"),
-    ({"partitions": 0}, "kafka.partitions must be >= 1"),
-    ({"security_protocol": "SASL_SSL"}, "kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
-    ({"security_protocol": "TLS"}, "kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
-    ({"group_id": "my group"}, "kafka.group_id must be characters of"),
-    ({"idle_flush_seconds": 0}, "kafka.idle_flush_seconds must be > 0"),
-    ({"fetch_max_wait_ms": 0}, "kafka.fetch_max_wait_ms must be 1-10000 (milliseconds)"),
-])
+@pytest.mark.parametrize(
+    "kafka,fix",
+    [
+        ({"processing_guarantee": "exactly_once"}, "kafka.processing_guarantee must be 'at_least_once'"),
+        ({"partitions": 0}, "kafka.partitions must be >= 1"),
+        ({"security_protocol": "SASL_SSL"}, "kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
+        ({"security_protocol": "TLS"}, "kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+        ({"group_id": "my group"}, "kafka.group_id must be characters of"),
+        ({"idle_flush_seconds": 0}, "kafka.idle_flush_seconds must be > 0"),
+        ({"fetch_max_wait_ms": 0}, "kafka.fetch_max_wait_ms must be 1-10000 (milliseconds)"),
+    ],
+)
 def test_worker_config_errors_say_what_to_fix(kafka, fix):
     with pytest.raises(ConfigError) as e:
         config_from_dict({"kafka": kafka})

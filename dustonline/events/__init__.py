@@ -9,11 +9,27 @@ content sketches, the dead-letter file and the pages topic's routing keys.
 """
 
 from .event import (
-    DEFAULT_MAX_URL_LENGTH, EMPTY_DIGEST, BadEvent, FetchEvent, check_url, event_from_dict,
-    normalize_digest, parse_links, parse_simhash, parse_ts,
+    DEFAULT_MAX_URL_LENGTH,
+    EMPTY_DIGEST,
+    BadEvent,
+    FetchEvent,
+    check_url,
+    event_from_dict,
+    normalize_digest,
+    parse_links,
+    parse_simhash,
+    parse_ts,
 )
 
 __all__ = [
-    "DEFAULT_MAX_URL_LENGTH", "EMPTY_DIGEST", "BadEvent", "FetchEvent", "check_url", "event_from_dict",
-    "normalize_digest", "parse_links", "parse_simhash", "parse_ts",
+    "DEFAULT_MAX_URL_LENGTH",
+    "EMPTY_DIGEST",
+    "BadEvent",
+    "FetchEvent",
+    "check_url",
+    "event_from_dict",
+    "normalize_digest",
+    "parse_links",
+    "parse_simhash",
+    "parse_ts",
 ]

@@ -20,8 +20,18 @@ from typing import Any, Iterable
 
 import mmh3
 
-__all__ = ["digest", "visible_text", "has_text", "simhash", "sketch", "event", "tokens", "simhash_tokens", "distance",
-           "SIMHASH_SEED"]
+__all__ = [
+    "digest",
+    "visible_text",
+    "has_text",
+    "simhash",
+    "sketch",
+    "event",
+    "tokens",
+    "simhash_tokens",
+    "distance",
+    "SIMHASH_SEED",
+]
 
 #: MurmurHash3 x64 128 seed of the shingle hashes; the simhash uses the first (low) half.
 SIMHASH_SEED = 0
@@ -65,8 +75,8 @@ _LOOKS_HTML = re.compile(rb"<(?:!doctype\s+html|html|head|body|title|div|p)\b", 
 # Invisible content first (unclosed script/style/comment: to the end of the page, as a
 # browser does; the alternative with \Z keeps the scan linear), then every tag.
 _INVISIBLE = re.compile(
-    r"<(script|style|template)\b.*?(?:</\1\s*>|\Z)|<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)",
-    re.S | re.I)
+    r"<(script|style|template)\b.*?(?:</\1\s*>|\Z)|<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)", re.S | re.I
+)
 _TAG = re.compile(r"</?[A-Za-z!?][^>]*>?")
 _SPACE = re.compile(r"\s+")
 

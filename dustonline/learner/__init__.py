@@ -10,7 +10,13 @@ of learners as the worker group learns (partitioned.py).
 
 from .._lazy import exports
 
-__getattr__ = exports(__name__, {
-    "OnlineLearner": "online", "Learner": "protocol", "LearnerBase": "protocol", "PartitionedLearner": "partitioned",
-})
+__getattr__ = exports(
+    __name__,
+    {
+        "OnlineLearner": "online",
+        "Learner": "protocol",
+        "LearnerBase": "protocol",
+        "PartitionedLearner": "partitioned",
+    },
+)
 __all__ = ["Learner", "LearnerBase", "OnlineLearner", "PartitionedLearner"]

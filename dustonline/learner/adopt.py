@@ -52,8 +52,13 @@ def _transformation(items: tuple, ngroups: int) -> str | None:
             out.append(value.replace("$", "$$"))
             continue
         nxt = items[k + 1] if k + 1 < len(items) else None
-        if conv is None and nxt is not None and nxt[0] == "L" and nxt[1][:1].isdigit() \
-                and int(f"{value}{nxt[1][0]}") <= ngroups:
+        if (
+            conv is None
+            and nxt is not None
+            and nxt[0] == "L"
+            and nxt[1][:1].isdigit()
+            and int(f"{value}{nxt[1][0]}") <= ngroups
+        ):
             return None
         out.append(f"${value}" if conv is None else f"${{{value}:{conv}}}")
     return "".join(out)
@@ -116,7 +121,7 @@ def adopt(r: CompiledRule, examples) -> tuple[str, str] | None:
     None when no single transformation gives every example its key."""
     rparts = _template(r.rule.transformation, r.ngroups)
     sparts = None
-    refs: list = []   # per s group part: the r groups with its text in every example so far
+    refs: list = []  # per s group part: the r groups with its text in every example so far
     texts: list = []  # per s group part: its text, while the same in every example (else None)
     seen = []
     for url, s, other in examples:

@@ -242,7 +242,12 @@ def compact_gaps(pairs: list[tuple[int, int]], xk: list, yk: list) -> list[tuple
             i, j = pairs[k]
             if i and j:
                 for side in (0, 1):  # side 0: gaps in y around a lone y token; 1: the mirror
-                    if pairs[k - 1][1 - side] == 0 and pairs[k - 1][side] and pairs[k + 1][1 - side] == 0 and pairs[k + 1][side]:
+                    if (
+                        pairs[k - 1][1 - side] == 0
+                        and pairs[k - 1][side]
+                        and pairs[k + 1][1 - side] == 0
+                        and pairs[k + 1][side]
+                    ):
                         start = k - 1
                         while start > 0 and pairs[start - 1][1 - side] == 0 and pairs[start - 1][side]:
                             start -= 1

@@ -36,8 +36,9 @@ class Cand:
         if t is None or host not in t.hosts:
             return self.compiled
         if self._targeted is None:
-            self._targeted = CompiledRule(Rule(id=self.rec.id, hosts=t.hosts, context=t.context,
-                                               transformation=t.transformation))
+            self._targeted = CompiledRule(
+                Rule(id=self.rec.id, hosts=t.hosts, context=t.context, transformation=t.transformation)
+            )
         return self._targeted
 
 
@@ -69,9 +70,18 @@ def as_rule(rec: CandRec, published: bool = False, learned: bool = False) -> Rul
             hosts = [h for h in hosts if h not in t.hosts]
         else:
             context, transformation = t.context, t.transformation
-    return Rule(id=rec.id, hosts=hosts, context=context, transformation=transformation, support=support,
-                fpr=rate, freq=freq, version=rec.version, status=ACTIVE if rec.status == ACTIVE else RETIRED,
-                updated=rec.updated)
+    return Rule(
+        id=rec.id,
+        hosts=hosts,
+        context=context,
+        transformation=transformation,
+        support=support,
+        fpr=rate,
+        freq=freq,
+        version=rec.version,
+        status=ACTIVE if rec.status == ACTIVE else RETIRED,
+        updated=rec.updated,
+    )
 
 
 def targeted_rule(rec: CandRec, published: bool = False, status: str = ACTIVE) -> Rule:
@@ -80,8 +90,18 @@ def targeted_rule(rec: CandRec, published: bool = False, status: str = ACTIVE) -
     t = rec.target
     assert t is not None
     support, rate, freq = _counts(rec, published)
-    return Rule(id=rec.id + TARGETED, hosts=list(t.hosts), context=t.context, transformation=t.transformation,
-                support=support, fpr=rate, freq=freq, version=rec.tver, status=status, updated=rec.updated)
+    return Rule(
+        id=rec.id + TARGETED,
+        hosts=list(t.hosts),
+        context=t.context,
+        transformation=t.transformation,
+        support=support,
+        fpr=rate,
+        freq=freq,
+        version=rec.tver,
+        status=status,
+        updated=rec.updated,
+    )
 
 
 class CandidateBook:
@@ -126,8 +146,13 @@ class CandidateBook:
 
     def new(self, rid: str, **fields) -> CandRec:
         """A fresh record, continuing the versions and count epoch of an earlier one."""
-        return CandRec(id=rid, version=self.versions.get(rid, 0), epoch=self.epochs.get(rid, 0),
-                       tver=self.versions.get(rid + TARGETED, 0), **fields)
+        return CandRec(
+            id=rid,
+            version=self.versions.get(rid, 0),
+            epoch=self.epochs.get(rid, 0),
+            tver=self.versions.get(rid + TARGETED, 0),
+            **fields,
+        )
 
     def install(self, rec: CandRec) -> None:
         """(Re)index a record whose rule or hosts changed, and store it."""

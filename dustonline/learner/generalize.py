@@ -54,9 +54,7 @@ def contribution(parts: list[tuple], hosts, generalize: bool = True) -> Contribu
     slots: list[tuple] = []
     for p in parts:
         kind = p[0]
-        if kind == "V" and generalize and "" not in p[1] and not any(
-            ch in DELIMITERS for v in p[1] for ch in v
-        ):
+        if kind == "V" and generalize and "" not in p[1] and not any(ch in DELIMITERS for v in p[1] for ch in v):
             shape.append(("V",))
             slots.append((p[1], p[2]))
         elif kind == "O" and generalize and len({skeleton(v) for v in p[1]}) == 1:
@@ -92,9 +90,7 @@ class Group:
             kinds = ["V" if item[0] == "V" else "O" for item in shape if _is_slot(item)]
             state = {
                 "n": 0,
-                "slots": [
-                    {"k": k, "vals": {}, "free": False, "bits": 0, "segs": None, "hv": {}} for k in kinds
-                ],
+                "slots": [{"k": k, "vals": {}, "free": False, "bits": 0, "segs": None, "hv": {}} for k in kinds],
                 "members": {},
                 "rev": 0,
             }
@@ -204,9 +200,7 @@ class Group:
         self._bump()
         slot["free"] = True
         slot["vals"] = {}
-        idx = [i for i, s in enumerate(self.st["slots"]) if s["k"] == "V"].index(
-            self.st["slots"].index(slot)
-        )
+        idx = [i for i, s in enumerate(self.st["slots"]) if s["k"] == "V"].index(self.st["slots"].index(slot))
         merged: dict[str, dict] = {}
         for mk, mem in self.st["members"].items():
             parts = mk.split("\x1d")

@@ -34,9 +34,20 @@ def _same(a: Contribution | None, b: Contribution | None) -> bool:
 
 
 class Induction:
-    def __init__(self, store: Store, clusters, lifecycle: Lifecycle, kv: KVRules, *, min_freq: int,
-                 card_set: int, max_noise: float, generalize: bool,
-                 dirty_clusters: set[str], dirty_groups: set[str]):
+    def __init__(
+        self,
+        store: Store,
+        clusters,
+        lifecycle: Lifecycle,
+        kv: KVRules,
+        *,
+        min_freq: int,
+        card_set: int,
+        max_noise: float,
+        generalize: bool,
+        dirty_clusters: set[str],
+        dirty_groups: set[str],
+    ):
         self.groups = store.table("group", type=GroupRec)
         self.clusters = clusters
         self.lifecycle, self.kv = lifecycle, kv

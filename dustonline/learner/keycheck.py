@@ -29,9 +29,13 @@ from .validation import pairs
 Rules = list[tuple[str, CompiledRule]]
 
 
-def incumbent_keys(rid: str, hosts: Iterable[str], rules_on: Callable[[str], Rules],
-                   urls_on: Callable[[str], dict[str, str]],
-                   older: Callable[[str], bool]) -> tuple[list[tuple[str, str]], dict]:
+def incumbent_keys(
+    rid: str,
+    hosts: Iterable[str],
+    rules_on: Callable[[str], Rules],
+    urls_on: Callable[[str], dict[str, str]],
+    older: Callable[[str], bool],
+) -> tuple[list[tuple[str, str]], dict]:
     """The validation URLs rule ``rid`` decides on ``hosts`` as (url, cluster), and per
     cluster the keys the ``older`` rules alone give its URLs there (those the rule decides
     too: the keys they had before it came): {cluster: {key: (rule, url)}}, the smallest

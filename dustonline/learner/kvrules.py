@@ -44,7 +44,7 @@ from .counts import ValidationCounts
 from .lifecycle import Lifecycle
 from .records import KVRec
 
-PREFIX = "kv:"   # the "group" of a kv rule's candidate record
+PREFIX = "kv:"  # the "group" of a kv rule's candidate record
 ORDER, CASE = "o", "c"
 
 
@@ -97,8 +97,13 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
     if split is not None:
         prefix, pairs, tail = split
         keyres = [re.compile(_rx(k, card_set)) for k, _ in pairs]
-        fits = [p for p in perms if len(p[0]) == len(pairs) and any(o != p[0] for o in p[1])
-                and all(rx.fullmatch(k) for k in p[0] for rx in keyres)]
+        fits = [
+            p
+            for p in perms
+            if len(p[0]) == len(pairs)
+            and any(o != p[0] for o in p[1])
+            and all(rx.fullmatch(k) for k in p[0] for rx in keyres)
+        ]
     if not fits:
         prefix, pairs, tail = parts, [], []
     try:
@@ -150,13 +155,22 @@ class KVRules:
     ``variants`` when a group's candidates are derived, ``recheck`` after each derivation;
     the coordinator calls ``count_url`` when a validation URL is counted in or out."""
 
-    def __init__(self, store: Store, book: CandidateBook, lifecycle: Lifecycle, counts: ValidationCounts,
-                 dirty_groups: set[str], *, card_set: int, min_freq: int):
+    def __init__(
+        self,
+        store: Store,
+        book: CandidateBook,
+        lifecycle: Lifecycle,
+        counts: ValidationCounts,
+        dirty_groups: set[str],
+        *,
+        card_set: int,
+        min_freq: int,
+    ):
         self.book, self.lifecycle, self.counts = book, lifecycle, counts
         self.dirty_groups = dirty_groups
         self.table = store.table("kv", type=KVRec)
         self.card_set, self.min_freq = card_set, min_freq
-        self._live: set[str] = set()     # keys with a candidate or with variants derived
+        self._live: set[str] = set()  # keys with a candidate or with variants derived
         self._trusted: dict[str, list] = {}  # host -> [permutations, lower-case paths?]
         # validation URLs with capitals in their path, per host (``count_url``)
         self.upper = store.table("kv-upper")
@@ -203,7 +217,7 @@ class KVRules:
     # candidates ----------------------------------------------------------
     def refresh(self, sid: str) -> None:
         """(Re)derive the kv rule of one evidence key, or drop it."""
-        key = sid[len(PREFIX):]
+        key = sid[len(PREFIX) :]
         r = self.table.get(key)
         rid = kv_id(key)
         if r is None or r.n < self.min_freq or (key[0] == ORDER and not r.orders):
@@ -284,8 +298,9 @@ class KVRules:
                 out[c.id] = c
                 continue
             cased = any(self._trusted.get(h, ((), False))[1] for h in c.hosts)
-            keep = tuple(h for h in c.hosts if cased and not self._trusted.get(h, ((), False))[1]
-                         and self._has_upper(h))
+            keep = tuple(
+                h for h in c.hosts if cased and not self._trusted.get(h, ((), False))[1] and self._has_upper(h)
+            )
             low = tuple(h for h in c.hosts if h not in keep)
             lowered = self._variant(c, low, True, variant_id(c.id)) if cased else None
             if lowered is None:  # nothing to lower (no letters in the path): orders only

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from .induce import char_bits, class_for, escape
 
-MAX_KEYS = 4        # at most 4! = 24 orders of one key set in one alternation
-MAX_ORDERS = 6      # orders of one key set kept in a rule (the most seen)
+MAX_KEYS = 4  # at most 4! = 24 orders of one key set in one alternation
+MAX_ORDERS = 6  # orders of one key set kept in a rule (the most seen)
 
 
 def query_pairs(url: str) -> list[tuple[str, str]] | None:
@@ -30,7 +30,7 @@ def query_pairs(url: str) -> list[tuple[str, str]] | None:
     q = url.find("?")
     if q < 0:
         return None
-    query = url[q + 1:].split("#", 1)[0]
+    query = url[q + 1 :].split("#", 1)[0]
     pairs = [p.partition("=")[::2] for p in query.split("&")]
     if len({k for k, _ in pairs}) != len(pairs):
         return None
@@ -44,7 +44,7 @@ def order_evidence(urls: list[str]) -> dict[tuple, list]:
     found: dict[tuple, list] = {}
     for i, a in enumerate(parsed):
         da = dict(a)
-        for b in parsed[i + 1:]:
+        for b in parsed[i + 1 :]:
             db = dict(b)
             common = {k for k, v in a if v and db.get(k) == v}
             if not 2 <= len(common) <= MAX_KEYS:
@@ -76,8 +76,7 @@ def branch(keys, order, bits, group: int) -> tuple[str, list[int], list[int]]:
 
 def query_out(krefs: list[list[int]], vrefs: list[list[int]]) -> str:
     """Output position i: the key, then the value, of whichever branch matched."""
-    return "&".join("".join(f"${g}" for g in k) + "=" + "".join(f"${g}" for g in v)
-                    for k, v in zip(krefs, vrefs))
+    return "&".join("".join(f"${g}" for g in k) + "=" + "".join(f"${g}" for g in v) for k, v in zip(krefs, vrefs))
 
 
 def order_rule(keys: list[str], orders: list[list[str]], bits: list[int]) -> tuple[str, str]:
@@ -110,7 +109,7 @@ def split_query(parts: list[tuple]):
     text = parts[q][1]
     if not text.endswith("?") or text.count("?") != 1:
         return None
-    rest = parts[q + 1:]
+    rest = parts[q + 1 :]
     pairs, i = [], 0
     while True:
         if i + 3 > len(rest):
@@ -127,4 +126,4 @@ def split_query(parts: list[tuple]):
     tail = rest[i:]
     if any(p[0] != "O" for p in tail):
         return None
-    return parts[:q + 1], pairs, tail
+    return parts[: q + 1], pairs, tail

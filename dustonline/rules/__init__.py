@@ -7,11 +7,35 @@
 """
 
 from .ruleset import (
-    ACTIVE, CONVERSIONS, RETIRED, CompiledRule, Rule, RuleError, RuleSet, ascii_lower, decide,
-    encode_rule, parse_transformation, read_rules, rule_order, write_rules,
+    ACTIVE,
+    CONVERSIONS,
+    RETIRED,
+    CompiledRule,
+    Rule,
+    RuleError,
+    RuleSet,
+    ascii_lower,
+    decide,
+    encode_rule,
+    parse_transformation,
+    read_rules,
+    rule_order,
+    write_rules,
 )
 
 __all__ = [
-    "ACTIVE", "CONVERSIONS", "RETIRED", "CompiledRule", "Rule", "RuleError", "RuleSet", "ascii_lower",
-    "decide", "encode_rule", "parse_transformation", "read_rules", "rule_order", "write_rules",
+    "ACTIVE",
+    "CONVERSIONS",
+    "RETIRED",
+    "CompiledRule",
+    "Rule",
+    "RuleError",
+    "RuleSet",
+    "ascii_lower",
+    "decide",
+    "encode_rule",
+    "parse_transformation",
+    "read_rules",
+    "rule_order",
+    "write_rules",
 ]

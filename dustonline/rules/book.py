@@ -25,7 +25,7 @@ class RuleBook:
     __slots__ = ("_rules", "_compiled", "updates")
 
     def __init__(self, rules: Iterable[Rule] = ()):
-        self._rules: dict[str, Rule] = {}   # newest record per id, retired ones included
+        self._rules: dict[str, Rule] = {}  # newest record per id, retired ones included
         self._compiled: dict[str, CompiledRule] = {}
         self.updates = 0
         for r in rules:

@@ -31,9 +31,18 @@ def merge(partials: dict[str, Rule]) -> Rule:
     active = sorted(((int(p), r) for p, r in partials.items() if r.status == ACTIVE), key=lambda pr: pr[0])
     if not active:
         last = max(partials.values(), key=lambda r: (r.updated, r.version))
-        return Rule(id=last.id, hosts=sorted({h for r in partials.values() for h in r.hosts}), context=last.context,
-                    transformation=last.transformation, support=0, fpr=0.0, freq=0, version=version,
-                    status=RETIRED, updated=max(r.updated for r in partials.values()))
+        return Rule(
+            id=last.id,
+            hosts=sorted({h for r in partials.values() for h in r.hosts}),
+            context=last.context,
+            transformation=last.transformation,
+            support=0,
+            fpr=0.0,
+            freq=0,
+            version=version,
+            status=RETIRED,
+            updated=max(r.updated for r in partials.values()),
+        )
     by_sig: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
     for p, r in active:
         by_sig.setdefault((r.context, r.transformation), []).append((p, r))
@@ -90,4 +99,3 @@ def encode_partials(partials: dict[str, Rule]) -> bytes:
 
 def decode_partials(raw: bytes | None) -> dict[str, Rule]:
     return _dec.decode(raw) if raw else {}
-

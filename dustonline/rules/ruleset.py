@@ -49,7 +49,7 @@ class CompiledRule:
     """Context compiled once; the transformation becomes a %-format over the groups it
     uses, so applying a rule is one full match and one format (the learner calls this for
     every validation URL against every candidate of its host). Rules with value conversions
-get a slower pick of their own; plain rules keep the itemgetter path unchanged."""
+    get a slower pick of their own; plain rules keep the itemgetter path unchanged."""
 
     __slots__ = ("rule", "fullmatch", "ngroups", "_fmt", "_pick")
 
@@ -72,8 +72,11 @@ get a slower pick of their own; plain rules keep the itemgetter path unchanged."
         convs = [(p[0] - 1, CONVERSIONS[p[1]]) for p in parts if isinstance(p, tuple)]
         if convs:
             # value conversions (${N:lower}): a slower pick, only for the rules that use them
-            picks = [(p - 1, None) if isinstance(p, int) else (p[0] - 1, CONVERSIONS[p[1]])
-                     for p in parts if not isinstance(p, str)]
+            picks = [
+                (p - 1, None) if isinstance(p, int) else (p[0] - 1, CONVERSIONS[p[1]])
+                for p in parts
+                if not isinstance(p, str)
+            ]
             self._pick = lambda g: tuple(g[i] if f is None else f(g[i]) for i, f in picks)
         elif not refs:
             self._pick = lambda g: ()
@@ -134,13 +137,14 @@ def parse_transformation(t: str, ngroups: int) -> list[str | int | tuple[int, st
             end = t.find("}", j)
             if end < 0:
                 raise ValueError(f"'${{' at {i} is not closed by '}}'")
-            body = t[j + 1:end]
+            body = t[j + 1 : end]
             num, sep, conv = body.partition(":")
             if not (num.isascii() and num.isdigit()) or not sep:
                 raise ValueError(f"'${{{body}}}' at {i} is not ${{N:conversion}}")
             if conv not in CONVERSIONS:
-                raise ValueError(f"'${{{body}}}' at {i}: unknown conversion {conv!r}, "
-                                 f"choose from {', '.join(sorted(CONVERSIONS))}")
+                raise ValueError(
+                    f"'${{{body}}}' at {i}: unknown conversion {conv!r}, choose from {', '.join(sorted(CONVERSIONS))}"
+                )
             g = int(num)
             if not 1 <= g <= ngroups:
                 raise ValueError(f"transformation refers to ${g}, context has {ngroups} groups")

@@ -65,15 +65,50 @@ import numpy as np
 from ..config import Config
 from ..events.event import FetchEvent
 from ..rules.ruleset import Rule, rule_order
-from .dustbuster_core import (END, DRule, Likely, Params, Record, _Evidence, _key, canonize, detect_likely,
-                              eliminate_redundancies, refines_pair, show, similar, tokenize, url_list)
+from .dustbuster_core import (
+    END,
+    DRule,
+    Likely,
+    Params,
+    Record,
+    _Evidence,
+    _key,
+    canonize,
+    detect_likely,
+    eliminate_redundancies,
+    refines_pair,
+    show,
+    similar,
+    tokenize,
+    url_list,
+)
 from .dustbuster_rules import composed_rules, single_rule, translation_gap
 
 # the whole model in one namespace: dustbuster_core (model) and dustbuster_rules (translation)
-__all__ = ["Params", "Likely", "DRule", "Record", "END", "tokenize", "show", "url_list", "detect_likely",
-           "eliminate_redundancies", "refines_pair", "parameter_rules", "validate_rule", "validate_rules",
-           "canonize", "single_rule", "composed_rules", "learn", "fit", "from_access_log", "translation_gap",
-           "_key"]
+__all__ = [
+    "Params",
+    "Likely",
+    "DRule",
+    "Record",
+    "END",
+    "tokenize",
+    "show",
+    "url_list",
+    "detect_likely",
+    "eliminate_redundancies",
+    "refines_pair",
+    "parameter_rules",
+    "validate_rule",
+    "validate_rules",
+    "canonize",
+    "single_rule",
+    "composed_rules",
+    "learn",
+    "fit",
+    "from_access_log",
+    "translation_gap",
+    "_key",
+]
 
 
 # ---------------------------------------------------------------- §5.3 parameters
@@ -93,7 +128,7 @@ def parameter_rules(recs: list[Record], p: Params) -> list[DRule]:
         for m in _PARAM.finditer(r.url, q):
             name = m.group(1)
             values[name][m.group(2)] += 1
-            by_env[(name, r.url[:m.start(2)], r.url[m.end(2):])].append(k)
+            by_env[(name, r.url[: m.start(2)], r.url[m.end(2) :])].append(k)
     rules = []
     ev = _Evidence(recs, p)
     for name in sorted(values):
@@ -130,7 +165,7 @@ def validate_rule(rule: DRule, recs: list[Record], index: dict[str, Record], p: 
             break
         rv = index.get(v)
         if rv is None or not rv.evidence:
-            continue                                   # v cannot be "fetched": skip u
+            continue  # v cannot be "fetched": skip u
         if similar(r, rv, p.simhash_distance):
             pos += 1
         else:
@@ -149,13 +184,14 @@ def validate_rules(R: list[Likely], params: list[DRule], recs: list[Record], p: 
     index = {r.url: r for r in recs}
     valid: list[tuple[Likely, DRule]] = []
     for x in R:
-        if any(refines_pair(x, y) for y, _ in valid):                       # lines 4-9
+        if any(refines_pair(x, y) for y, _ in valid):  # lines 4-9
             continue
         fwd = DRule("sub", x.a, x.b, support=x.support)
-        if validate_rule(fwd, recs, index, p)[0]:                           # line 10
+        if validate_rule(fwd, recs, index, p)[0]:  # line 10
             valid.append((x, fwd))
-        elif x.beta and (bwd := DRule("sub", x.b, x.a, support=x.support)) and \
-                validate_rule(bwd, recs, index, p)[0]:                      # line 12
+        elif (
+            x.beta and (bwd := DRule("sub", x.b, x.a, support=x.support)) and validate_rule(bwd, recs, index, p)[0]
+        ):  # line 12
             valid.append((x, bwd))
     out = [d for _, d in valid]
     out += [d for d in params if validate_rule(d, recs, index, p)[0]]
@@ -199,8 +235,9 @@ def learn_site(site: str, recs: list[Record], p: Params) -> SiteResult:
     pairs.sort(key=lambda dr: rule_order(dr[1]))
     res.valid = [d for d, _ in pairs]
     singles = [r for _, r in pairs]
-    res.rules = sorted({r.id: r for r in singles + composed_rules(res.valid, singles, recs, p)}.values(),
-                       key=rule_order)
+    res.rules = sorted(
+        {r.id: r for r in singles + composed_rules(res.valid, singles, recs, p)}.values(), key=rule_order
+    )
     return res
 
 

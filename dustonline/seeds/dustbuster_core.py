@@ -22,26 +22,26 @@ from ..rules.urls import site_of
 class Params:
     """The paper's parameters with its values (§6.2, §6.6-6.7)."""
 
-    S: int = 35              # §5.1/§6.2 maximum substring length, in tokens
-    T_low: int = 6           # §5.2/§6.2 overflowing bucket size for detecting likely rules
-    T_high: int = 11         # §5.2/§6.2 overflowing bucket size for eliminating redundant ones
-    MS: int = 3              # §5.1/§6.2 minimum support size
-    MRD: float = 0.05        # §5.2/§6.2 maximum relative deficiency
-    MAD: int = 1             # §5.2/§6.2 maximum absolute deficiency
-    MW: int = 1100           # §5.2/§6.2 maximum window size
-    N: int = 100             # §5.4/§6.2 validation count
-    epsilon: float = 0.05    # §5.4 refutation threshold (5% in §6.3, §6.7)
-    MA: int = 10             # §5.5/§6.2 canonization iterations
-    size_matching: bool = True   # §4.3 LikelySimilar by size ranges when no sketch is known
-    validate: bool = True        # False: return likely rules unvalidated (access logs, §5.1)
-    simhash_distance: int = 3    # near-duplicate sketches (our clustering distance)
-    max_chain: int = 3           # longest MA chain emitted as one composed rule (our contract)
+    S: int = 35  # §5.1/§6.2 maximum substring length, in tokens
+    T_low: int = 6  # §5.2/§6.2 overflowing bucket size for detecting likely rules
+    T_high: int = 11  # §5.2/§6.2 overflowing bucket size for eliminating redundant ones
+    MS: int = 3  # §5.1/§6.2 minimum support size
+    MRD: float = 0.05  # §5.2/§6.2 maximum relative deficiency
+    MAD: int = 1  # §5.2/§6.2 maximum absolute deficiency
+    MW: int = 1100  # §5.2/§6.2 maximum window size
+    N: int = 100  # §5.4/§6.2 validation count
+    epsilon: float = 0.05  # §5.4 refutation threshold (5% in §6.3, §6.7)
+    MA: int = 10  # §5.5/§6.2 canonization iterations
+    size_matching: bool = True  # §4.3 LikelySimilar by size ranges when no sketch is known
+    validate: bool = True  # False: return likely rules unvalidated (access logs, §5.1)
+    simhash_distance: int = 3  # near-duplicate sketches (our clustering distance)
+    max_chain: int = 3  # longest MA chain emitted as one composed rule (our contract)
 
 
 # ---------------------------------------------------------------- §3 tokens
 
-BEGIN, END = "\x02", "\x03"     # the paper's ^ and $ tokens (not characters of any URL)
-SEP = "\x01"                    # token separator of the string form used for matching
+BEGIN, END = "\x02", "\x03"  # the paper's ^ and $ tokens (not characters of any URL)
+SEP = "\x01"  # token separator of the string form used for matching
 _TOKEN = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]", re.S)
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 
@@ -89,7 +89,7 @@ class Record:
         return self.digest is not None or self.simhash is not None
 
 
-_CONTROL = re.compile("[\x01-\x03]").search   # our marker characters: such a URL is skipped
+_CONTROL = re.compile("[\x01-\x03]").search  # our marker characters: such a URL is skipped
 
 
 def url_list(events: Iterable[FetchEvent]) -> dict[str, dict[str, Record]]:
@@ -124,7 +124,7 @@ def similar(a: Record, b: Record, d: int) -> bool:
 # ---------------------------------------------------------------- §5.1 likely rules
 
 _MASK = (1 << 64) - 1
-_B = 0x100000001B3            # polynomial base of the prefix hashes
+_B = 0x100000001B3  # polynomial base of the prefix hashes
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -152,8 +152,8 @@ class Likely:
 
     alpha: tuple[str, ...]
     beta: tuple[str, ...]
-    support: int          # calculated support with T_high (ordering, Fig. 3)
-    support_low: int      # calculated support with T_low (the MS filter)
+    support: int  # calculated support with T_high (ordering, Fig. 3)
+    support_low: int  # calculated support with T_low (the MS filter)
 
     @property
     def a(self) -> str:
@@ -176,8 +176,9 @@ class _Evidence:
 
     def __init__(self, recs: list[Record], p: Params):
         ids: dict[str, int] = {}
-        self.dig = np.array([ids.setdefault(r.digest, len(ids)) if r.digest is not None else -1 for r in recs],
-                            dtype=np.int64)
+        self.dig = np.array(
+            [ids.setdefault(r.digest, len(ids)) if r.digest is not None else -1 for r in recs], dtype=np.int64
+        )
         self.sim = np.array([r.simhash or 0 for r in recs], dtype=np.uint64)
         self.hass = np.array([r.simhash is not None for r in recs], dtype=bool)
         self.smin = np.array([-1 if r.smin is None else r.smin for r in recs], dtype=np.int64)
@@ -189,7 +190,8 @@ class _Evidence:
         both_d = (d1 >= 0) & (d2 >= 0)
         both_s = self.hass[u1] & self.hass[u2]
         sketch = (both_d & (d1 == d2)) | (
-            both_s & (np.bitwise_count(self.sim[u1] ^ self.sim[u2]) <= self.p.simhash_distance))
+            both_s & (np.bitwise_count(self.sim[u1] ^ self.sim[u2]) <= self.p.simhash_distance)
+        )
         if self.p.size_matching:
             lo1, hi1, lo2, hi2 = self.smin[u1], self.smax[u1], self.smin[u2], self.smax[u2]
             sizes = (lo1 < 0) | (lo2 < 0) | ~((hi1 < lo2) | (hi2 < lo1))
@@ -220,25 +222,29 @@ def detect_likely(recs: list[Record], p: Params) -> list[Likely]:
         L = (j - i).astype(np.uint64)
         # substring tokens[i:j] and envelope (tokens[:i], tokens[j:]) as 64-bit keys
         SUB.append((PH[j] - PH[i] * POW[j - i]) * np.uint64(0x9E3779B97F4A7C15) + L)
-        ENV.append(PH[i] * np.uint64(0xC2B2AE3D27D4EB4F) + SH[j] * np.uint64(0x165667B19E3779F9)
-                   + i.astype(np.uint64) * np.uint64(0x27D4EB2F165667C5) + (n - j).astype(np.uint64))
+        ENV.append(
+            PH[i] * np.uint64(0xC2B2AE3D27D4EB4F)
+            + SH[j] * np.uint64(0x165667B19E3779F9)
+            + i.astype(np.uint64) * np.uint64(0x27D4EB2F165667C5)
+            + (n - j).astype(np.uint64)
+        )
         U.append(np.full(len(i), k, dtype=np.int32))
         I.append(i)
         J.append(j)
     U, I, J = np.concatenate(U), np.concatenate(I), np.concatenate(J)
     ev = _Evidence(recs, p)
     ENV, SUB = np.concatenate(ENV), np.concatenate(SUB)
-    order = np.argsort(ENV, kind="stable")                     # line 11: group by envelope
+    order = np.argsort(ENV, kind="stable")  # line 11: group by envelope
     env = ENV[order]
     starts = np.flatnonzero(np.r_[True, env[1:] != env[:-1]])
     sizes = np.diff(np.r_[starts, len(env)])
     lo_keys, hi_keys, low, reps = [], [], [], []
-    for size in range(2, p.T_high + 1):                         # line 13: |B| = 1 or > T: skip
+    for size in range(2, p.T_high + 1):  # line 13: |B| = 1 or > T: skip
         st = starts[sizes == size]
         if not len(st):
             continue
         M = order[st[:, None] + np.arange(size)]
-        for a in range(size):                                  # lines 14-16: pairs in a bucket
+        for a in range(size):  # lines 14-16: pairs in a bucket
             for b in range(a + 1, size):
                 r1, r2 = M[:, a], M[:, b]
                 ok = ev.likely(U[r1], U[r2])
@@ -255,7 +261,7 @@ def detect_likely(recs: list[Record], p: Params) -> list[Likely]:
     rep = np.concatenate(reps)
     if not len(lo):
         return []
-    o = np.lexsort((hi, lo))                                   # line 17: group IT by pair
+    o = np.lexsort((hi, lo))  # line 17: group IT by pair
     lo, hi, low_, rep = lo[o], hi[o], low_[o], rep[o]
     first = np.flatnonzero(np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])])
     sup_high = np.diff(np.r_[first, len(lo)])
@@ -263,12 +269,12 @@ def detect_likely(recs: list[Record], p: Params) -> list[Likely]:
     out: list[Likely] = []
     for f, sh_, sl in zip(first[sup_low >= p.MS], sup_high[sup_low >= p.MS], sup_low[sup_low >= p.MS]):
         x, y = rep[f]
-        ax = recs[U[x]].tokens[I[x]:J[x]]
-        ay = recs[U[y]].tokens[I[y]:J[y]]
+        ax = recs[U[x]].tokens[I[x] : J[x]]
+        ay = recs[U[y]].tokens[I[y] : J[y]]
         if _greater(ay, ax):
             ax, ay = ay, ax
         out.append(Likely(ax, ay, int(sh_), int(sl)))
-    out.sort(key=lambda l: (-l.support, -l.support_low, l.a, l.b))   # line 21 (ties: stable text order)
+    out.sort(key=lambda l: (-l.support, -l.support_low, l.a, l.b))  # line 21 (ties: stable text order)
     return out
 
 
@@ -282,7 +288,7 @@ def refines_rule(a2: str, b2: str, a: str, b: str) -> bool:
         return True
     i = a2.find(a)
     while i >= 0:
-        if a2[:i] + b + a2[i + len(a):] == b2:
+        if a2[:i] + b + a2[i + len(a) :] == b2:
             return True
         i = a2.find(a, i + 1)
     return False
@@ -321,10 +327,10 @@ class DRule:
     """A DUST rule as §5.4-5.5 apply it: substring alpha -> beta (first occurrence, token
     aligned) or a parameter rule (§5.3: value -> default, or omitted)."""
 
-    kind: str                    # "sub", "param-value", "param-omit"
-    a: str = ""                  # sub: token keys of alpha and beta
+    kind: str  # "sub", "param-value", "param-omit"
+    a: str = ""  # sub: token keys of alpha and beta
     b: str = ""
-    name: str = ""               # param: its name and default value v_p
+    name: str = ""  # param: its name and default value v_p
     value: str = ""
     support: int = 0
     hosts: tuple[str, ...] = ()
@@ -337,16 +343,16 @@ class DRule:
             i = k.find(self.a)
             if i < 0:
                 return url
-            return _url_of(k[:i] + self.b + k[i + len(self.a):])
+            return _url_of(k[:i] + self.b + k[i + len(self.a) :])
         m = _param_re(self.name).search(url)
         if m is None:
             return url
         if self.kind == "param-value":
-            return url[:m.start(2)] + self.value + url[m.end(2):]
+            return url[: m.start(2)] + self.value + url[m.end(2) :]
         end = m.end()
-        if end < len(url) and url[end] == "&":          # another parameter follows
-            return url[:m.start() + 1] + url[end + 1:]
-        return url[:m.start()] + url[end:]
+        if end < len(url) and url[end] == "&":  # another parameter follows
+            return url[: m.start() + 1] + url[end + 1 :]
+        return url[: m.start()] + url[end:]
 
     def describe(self) -> str:
         if self.kind == "sub":
@@ -367,8 +373,9 @@ def _param_re(name: str) -> re.Pattern:
 # ---------------------------------------------------------------- §5.5 canonization
 
 
-def canonize(url: str, rules: Sequence[DRule], MA: int = 10, trace: list | None = None,
-             path: list | None = None) -> str:
+def canonize(
+    url: str, rules: Sequence[DRule], MA: int = 10, trace: list | None = None, path: list | None = None
+) -> str:
     """Fig. 6: each rule in turn applied up to MA times, the pass repeated up to MA times
     until a pass changes nothing. ``trace`` collects the indexes of rules that fired,
     ``path`` the URLs they made."""

@@ -13,8 +13,20 @@ import mmh3
 from ..rules.ruleset import ACTIVE, Rule, RuleSet
 from ..rules.urls import host_of, light_normalize
 from .common import common_ends
-from .dustbuster_core import (_ALNUM, BEGIN, END, SEP, DRule, Params, Record, _key, _param_re, _url_of, canonize,
-                              tokenize)
+from .dustbuster_core import (
+    _ALNUM,
+    BEGIN,
+    END,
+    SEP,
+    DRule,
+    Params,
+    Record,
+    _key,
+    _param_re,
+    _url_of,
+    canonize,
+    tokenize,
+)
 
 
 # ---------------------------------------------------------------- translation to the contract
@@ -38,9 +50,9 @@ class _Piece:
     """A rule's replaced part as a regex fragment: its groups and its replacement."""
 
     frag: str
-    repl: list          # literals and relative group numbers (1-based within frag)
+    repl: list  # literals and relative group numbers (1-based within frag)
     ngroups: int = 0
-    at_start: bool = False   # alpha starts with ^: must be the URL's start
+    at_start: bool = False  # alpha starts with ^: must be the URL's start
     at_end: bool = False
     lead_alnum: bool = False
     tail_alnum: bool = False
@@ -51,9 +63,15 @@ def _piece(r: DRule) -> _Piece:
         at = r.a.split(SEP)[1:-1] if r.a != SEP else []
         core = [t for t in at if t not in (BEGIN, END)]
         text = "".join(core)
-        return _Piece(_esc(text), [_lit(_url_of(r.b))], 0, bool(at) and at[0] == BEGIN,
-                      bool(at) and at[-1] == END, bool(core) and bool(_ALNUM.match(core[0])),
-                      bool(core) and bool(_ALNUM.match(core[-1])))
+        return _Piece(
+            _esc(text),
+            [_lit(_url_of(r.b))],
+            0,
+            bool(at) and at[0] == BEGIN,
+            bool(at) and at[-1] == END,
+            bool(core) and bool(_ALNUM.match(core[0])),
+            bool(core) and bool(_ALNUM.match(core[-1])),
+        )
     n = _esc(r.name)
     if r.kind == "param-value":
         return _Piece(f"([?&]{n}=)[^&#]*", [1, _lit(r.value)], 1)
@@ -107,8 +125,9 @@ def _rid(hosts: Iterable[str], ctx: str, trans: str) -> str:
 
 def _make(hosts: Iterable[str], ctx: str, trans: str, support: int) -> Rule:
     hosts = sorted(set(hosts))
-    return Rule(id=_rid(hosts, ctx, trans), hosts=hosts, context=ctx, transformation=trans,
-                support=support, status=ACTIVE)
+    return Rule(
+        id=_rid(hosts, ctx, trans), hosts=hosts, context=ctx, transformation=trans, support=support, status=ACTIVE
+    )
 
 
 def _position(r: DRule, url: str, after: int) -> tuple[int, int] | None:
@@ -154,7 +173,7 @@ def _merged(chain: Sequence[int], rules: Sequence[DRule], url: str, final: str) 
     t0, tn = tokenize(url), tokenize(final)
     cp, cs = common_ends(t0, tn)
     u = url
-    for i in chain:                          # replay: where each alpha sat when it acted
+    for i in chain:  # replay: where each alpha sat when it acted
         k = _key(tokenize(u))
         pos = k.find(rules[i].a)
         if pos < 0:
@@ -162,7 +181,7 @@ def _merged(chain: Sequence[int], rules: Sequence[DRule], url: str, final: str) 
         q, n = k.count(SEP, 0, pos), rules[i].a.count(SEP) - 1
         cp, cs = min(cp, q), min(cs, k.count(SEP) - 1 - q - n)
         u = rules[i].apply(u)
-    a, b = t0[cp:len(t0) - cs], tn[cp:len(tn) - cs]
+    a, b = t0[cp : len(t0) - cs], tn[cp : len(tn) - cs]
     if not a:
         return None
     return _compose([_piece(DRule("sub", _key(a), _key(b)))])
@@ -189,7 +208,7 @@ def composed_rules(rules: Sequence[DRule], singles: Sequence[Rule], recs: list[R
     base = max([len(recs)] + [r.support for r in singles]) + 1
     out: dict[str, Rule] = {}
     for chain in sorted(chains):
-        for url in chains[chain][:3]:          # a few instances: the first may be atypical
+        for url in chains[chain][:3]:  # a few instances: the first may be atypical
             c = _side_by_side(chain, rules, url) or _merged(chain, rules, url, canon[url])
             if c is None:
                 continue

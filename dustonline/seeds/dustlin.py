@@ -80,11 +80,18 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None, aligner: s
     valid: list[tuple[Rule, object]] = []
     for sid in sorted(groups):
         for cand in groups[sid].candidates(L.min_freq, L.card_set):
-            rule = Rule(id=cand.id, hosts=list(cand.hosts), context=cand.context,
-                        transformation=cand.transformation, freq=cand.freq, status=ACTIVE)
+            rule = Rule(
+                id=cand.id,
+                hosts=list(cand.hosts),
+                context=cand.context,
+                transformation=cand.transformation,
+                freq=cand.freq,
+                status=ACTIVE,
+            )
             compiled = rule.compile()
-            forms = ((f, cid) for h in cand.hosts for u, cid in by_host.get(h, ())
-                     if (f := compiled.apply(u)) is not None)
+            forms = (
+                (f, cid) for h in cand.hosts for u, cid in by_host.get(h, ()) if (f := compiled.apply(u)) is not None
+            )
             nsupp, nci = support_counts(forms)
             rule.support, rule.fpr = nsupp, round(fpr(nsupp, nci), 6)
             if nsupp >= L.min_supp and rule.fpr <= L.fpr_max + 1e-12:
@@ -95,6 +102,7 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None, aligner: s
 def eliminate_redundant(valid, by_host) -> list[Rule]:
     """Alg. 6: drop r1 when support(r1) ⊆ support(r2); of two equal supports keep the more
     general rule (shorter context), then the lower id."""
+
     def urls_of(rule):
         return ((u, h) for h in rule.hosts for u, _ in by_host.get(h, ()))
 

@@ -67,9 +67,9 @@ from .koppula_tree import TreeParams, freeze, generalize, generalize_transformat
 
 @dataclass(frozen=True)
 class KoppulaParams:
-    top_k: int = 1               # §3.2.1 target selection: top-k (one normalized URL per cluster)
-    max_sources: int = 20        # §3.2.1 source sample per cluster (no number in the paper)
-    min_coverage: int = 10       # §5.1, Fig. 3: generalized rules with coverage >= 10
+    top_k: int = 1  # §3.2.1 target selection: top-k (one normalized URL per cluster)
+    max_sources: int = 20  # §3.2.1 source sample per cluster (no number in the paper)
+    min_coverage: int = 10  # §5.1, Fig. 3: generalized rules with coverage >= 10
     min_precision: float = 0.95  # §5.2: precision 0.95 gives the best reduction per rule
     deep: DeepParams = field(default_factory=DeepParams)
     tree: TreeParams = field(default_factory=TreeParams)
@@ -208,6 +208,7 @@ def _value_index(u: Tok, first: range):
 def _pieces(w: str, deep: tuple, exact: dict, conv: dict) -> tuple:
     """Alg. 3 lines 4-9 for one target value: key reference, value conversion, else literal;
     tried on the whole value, then on its deep tokens."""
+
     def one(s):
         if s in exact:
             return ("ref", exact[s])
@@ -237,7 +238,7 @@ def pairwise(u: Tok, v: Tok):
     U, V = u.parsed.comps, v.parsed.comps
     P, Q = common_ends(U, V)
     L = len(U) - P - Q
-    mid = V[P: len(V) - Q]
+    mid = V[P : len(V) - Q]
     exact, conv = _value_index(u, range(P + 1, P + L + 1))
     edit = None
     if L or mid:
@@ -250,18 +251,24 @@ def pairwise(u: Tok, v: Tok):
     else:
         src = dict(u.parsed.query or ())
         query = tuple(
-            (name, val is not None,
-             (("ref", ("q", name)),) if name in src and src[name] == val and val is not None
-             else _pieces(val or "", v.deep_of(name), exact, conv))
-            for name, val in v.parsed.query)
+            (
+                name,
+                val is not None,
+                (("ref", ("q", name)),)
+                if name in src and src[name] == val and val is not None
+                else _pieces(val or "", v.deep_of(name), exact, conv),
+            )
+            for name, val in v.parsed.query
+        )
     if edit is None and query == "copy":
         return None
     return (edit, query)
 
 
 # ---------------------------------------------------------------- fit
-def learn(events: Iterable[FetchEvent], config: Config | None = None,
-          params: KoppulaParams | None = None) -> tuple[list[Rule], dict]:
+def learn(
+    events: Iterable[FetchEvent], config: Config | None = None, params: KoppulaParams | None = None
+) -> tuple[list[Rule], dict]:
     """Rules and counts per stage (Table 2's pair-wise / generalized / filtered)."""
     from .dustlin import cluster_events
 
@@ -309,8 +316,14 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None,
             if out is None:
                 continue
             rx, trans = out
-            rule = Rule(id=rule_id(rx, trans, [key[0]]), hosts=[key[0]], context=rx,
-                        transformation=trans, freq=len(idx), status=ACTIVE)
+            rule = Rule(
+                id=rule_id(rx, trans, [key[0]]),
+                hosts=[key[0]],
+                context=rx,
+                transformation=trans,
+                freq=len(idx),
+                status=ACTIVE,
+            )
             try:
                 cr = rule.compile()
             except Exception:
@@ -352,8 +365,7 @@ def coverage_precision(cr, urls, known: dict) -> tuple[int, int]:
         form = light_normalize(out)
         covered.append((form, cid))
         forms.setdefault(form, set()).add(cid)
-    f = sum(1 for form, cid in covered
-            if len(forms[form]) > 1 or known.get(form, cid) != cid)
+    f = sum(1 for form, cid in covered if len(forms[form]) > 1 or known.get(form, cid) != cid)
     return len(covered), f
 
 

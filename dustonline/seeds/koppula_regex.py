@@ -35,7 +35,7 @@ class _Builder:
     def __init__(self):
         self.rx: list[str] = []
         self.groups = 0
-        self.attrs: dict = {}   # key -> ("lit", value) | ("g", group number)
+        self.attrs: dict = {}  # key -> ("lit", value) | ("g", group number)
 
     def open(self) -> int:
         self.groups += 1
@@ -62,8 +62,12 @@ class _Builder:
         dlits: dict[int, str] = {}
         if deep_fixed:
             for i in range(1, m + 1):
-                vals = {ctx[k] for v in views for k in ((v, "i", i), (v, "j", m - i + 1))
-                        if ctx.get(k, STAR) not in (STAR, ABSENT)}
+                vals = {
+                    ctx[k]
+                    for v in views
+                    for k in ((v, "i", i), (v, "j", m - i + 1))
+                    if ctx.get(k, STAR) not in (STAR, ABSENT)
+                }
                 if len(vals) > 1:
                     return None
                 if vals:
@@ -142,11 +146,11 @@ def translate(ctx: dict, t, sources: list) -> tuple[str, str] | None:
         return None
     lens = [len(s.parsed.comps) for s in sources]
     b = _Builder()
-    slots: list[tuple[str, str]] = []   # ("comp", expr) | ("blob", expr)
+    slots: list[tuple[str, str]] = []  # ("comp", expr) | ("blob", expr)
     ta, tb = _class_positions(t)
     A = max([2, ta] + [_view(k)[1] for k, v in ctx.items() if _fixed_comp(k, v, "s")])
     B = max([tb] + [_view(k)[1] for k, v in ctx.items() if _fixed_comp(k, v, "e")])
-    if min(lens) == max(lens) and A + B > lens[0]:   # both ends fixed: one length
+    if min(lens) == max(lens) and A + B > lens[0]:  # both ends fixed: one length
         n = lens[0]
         for x in range(1, n + 1):
             views = [("s", x)] + ([("e", n - x + 1)] if x >= 3 else [])
@@ -154,7 +158,9 @@ def translate(ctx: dict, t, sources: list) -> tuple[str, str] | None:
                 b.rx.append("://")
             elif x > 2:
                 b.rx.append("/")
-            e = b.slot(views, ctx, [s.deep_of(x) for s in sources], "scheme" if x == 1 else "host" if x == 2 else "path")
+            e = b.slot(
+                views, ctx, [s.deep_of(x) for s in sources], "scheme" if x == 1 else "host" if x == 2 else "path"
+            )
             if e is None:
                 return None
             slots.append(("comp", e))
@@ -167,8 +173,9 @@ def translate(ctx: dict, t, sources: list) -> tuple[str, str] | None:
                 b.rx.append("://")
             elif x > 2:
                 b.rx.append("/")
-            e = b.slot([("s", x)], ctx, [s.deep_of(x) for s in sources],
-                       "scheme" if x == 1 else "host" if x == 2 else "path")
+            e = b.slot(
+                [("s", x)], ctx, [s.deep_of(x) for s in sources], "scheme" if x == 1 else "host" if x == 2 else "path"
+            )
             if e is None:
                 return None
             slots.append(("comp", e))
@@ -216,7 +223,7 @@ def translate(ctx: dict, t, sources: list) -> tuple[str, str] | None:
             if e is None:
                 return None
             new.append(("comp", e))
-        slots = slots[:lo] + new + slots[lo + ln:]
+        slots = slots[:lo] + new + slots[lo + ln :]
     if len(slots) < 2 or slots[0][0] != "comp" or slots[1][0] != "comp":
         return None
     out = slots[0][1] + "://" + slots[1][1]
@@ -241,7 +248,7 @@ def translate(ctx: dict, t, sources: list) -> tuple[str, str] | None:
         parse_transformation(out, b.groups)
     except ValueError:
         return None
-    return rx, out   # the caller checks it maps its pair-wise sources to their targets
+    return rx, out  # the caller checks it maps its pair-wise sources to their targets
 
 
 def _fixed_comp(key, value, side: str) -> bool:

@@ -27,8 +27,8 @@ _UNIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[^A-Za-z0-9]")
 class ParsedURL:
     """Basic tokenization (§3.1.1): protocol, host, path components, query arguments."""
 
-    comps: tuple[str, ...]                                   # protocol, host, path components
-    query: tuple[tuple[str, str | None], ...] | None         # None: no '?'
+    comps: tuple[str, ...]  # protocol, host, path components
+    query: tuple[tuple[str, str | None], ...] | None  # None: no '?'
 
     @property
     def qnames(self) -> tuple[str, ...] | None:
@@ -81,11 +81,11 @@ class DeepParams:
     """SelectAnchors (Alg. 2) thresholds. The paper names the features (token coverage,
     unique candidate anchor count, frequency variance) but gives no numbers; these are ours."""
 
-    min_token_coverage: float = 0.9   # share of the node's tokens a selected cluster covers
-    min_anchor_tokens: int = 2        # an anchor recurs; a value seen once is data, not an anchor
-    max_unique_anchors: int = 4       # "create least number of child patterns"
-    max_freq_cv2: float = 1.0         # low frequency variance: variance / mean^2
-    max_depth: int = 8                # d_max of Lemma 1
+    min_token_coverage: float = 0.9  # share of the node's tokens a selected cluster covers
+    min_anchor_tokens: int = 2  # an anchor recurs; a value seen once is data, not an anchor
+    max_unique_anchors: int = 4  # "create least number of child patterns"
+    max_freq_cv2: float = 1.0  # low frequency variance: variance / mean^2
+    max_depth: int = 8  # d_max of Lemma 1
 
 
 def _candidates(token: str, segs: list[tuple[str, str]]):
@@ -128,8 +128,12 @@ def _select_anchors(tokens: list[str], segs: dict[str, list], P: DeepParams) -> 
         freq = clusters[key]
         counts = list(freq.values())
         mean = sum(counts) / len(counts)
-        if (len(cover[key]) >= P.min_token_coverage * len(tokens) and len(freq) <= P.max_unique_anchors
-                and min(counts) >= P.min_anchor_tokens and pvariance(counts) <= P.max_freq_cv2 * mean * mean):
+        if (
+            len(cover[key]) >= P.min_token_coverage * len(tokens)
+            and len(freq) <= P.max_unique_anchors
+            and min(counts) >= P.min_anchor_tokens
+            and pvariance(counts) <= P.max_freq_cv2 * mean * mean
+        ):
             good.append((len(freq), key))
     if not good:
         return set()
@@ -156,7 +160,7 @@ def _refine(token: str, segs: list[tuple[str, str]], chosen: set[tuple]) -> list
                 marks.append("a" if (key, a) in chosen else "*")
             else:
                 marks.append("*")
-        for k, u in enumerate(units):   # delimiters bounding an anchor become pattern delimiters
+        for k, u in enumerate(units):  # delimiters bounding an anchor become pattern delimiters
             if marks[k] == "*" and not (u[0].isascii() and u[0].isalnum()):
                 if (k > 0 and marks[k - 1] == "a") or (k + 1 < len(units) and marks[k + 1] == "a"):
                     marks[k] = "d"
@@ -181,7 +185,7 @@ def deep_tokenize(values, P: DeepParams | None = None) -> dict[str, tuple[str, .
     (FindDeepTokens), star matches split further at non-alphanumeric delimiters only."""
     P = P or DeepParams()
     toks = sorted(set(values))
-    segs = {t: [("*", t)] for t in toks}   # the pattern `*`
+    segs = {t: [("*", t)] for t in toks}  # the pattern `*`
     out: dict[str, tuple[str, ...]] = {}
     stack = [(toks, 0)]
     while stack:

@@ -9,8 +9,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-STAR = "*"          # the wildcard a generalized context may take (Definition 2)
-ABSENT = None       # ⊥: the key is not in the URL
+STAR = "*"  # the wildcard a generalized context may take (Definition 2)
+ABSENT = None  # ⊥: the key is not in the URL
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class TreeParams:
 
     threshold_v: int = 2
     majority: float = 0.5
-    merge_wildcards: bool = False   # line 14 merges nodes of one value v; is `*` such a value?
+    merge_wildcards: bool = False  # line 14 merges nodes of one value v; is `*` such a value?
 
 
 def _entropy(counts) -> float:

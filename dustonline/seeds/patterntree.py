@@ -62,6 +62,7 @@ from typing import Iterable
 
 from ..rules.urls import host_of, light_normalize, split_authority
 
+
 class _Star:
     """The generalized value '*' of a pattern: an object, so no URL's value equals it."""
 
@@ -74,25 +75,26 @@ class _Star:
         return "*"
 
 
-ABSENT = None          # the value of a key a URL does not have
-STAR = _Star()         # a trivial value, generalized (Alg. 1 line 9)
+ABSENT = None  # the value of a key a URL does not have
+STAR = _Star()  # a trivial value, generalized (Alg. 1 line 9)
 
 
 @dataclass(frozen=True)
 class Params:
     """The paper's parameters with its defaults (section in brackets), and ours."""
 
-    o_min: float = 0.5        # minimum overlap of duplicate nodes [§5.2.1, "empirically 0.5"]
-    sigma_min: float = 0.5    # minimum rate of shared values of a key-key mapping [§5.2.2, 0.5]
-    fpr_max: float = 0.0005   # unqualified candidates [§5.2.3; Table 3's caption: 0.05%, its text says 0.05]
-    min_salient: int = 5      # ours: a salient value occurs at least this often
-    fake_max: float = 0.5     # ours: share of duplicate pairs disagreeing on a key that makes a replace an ignore
-    overlap: str = "source"   # "paper" (eq. 6) or "source" (ours, see the module docstring)
+    o_min: float = 0.5  # minimum overlap of duplicate nodes [§5.2.1, "empirically 0.5"]
+    sigma_min: float = 0.5  # minimum rate of shared values of a key-key mapping [§5.2.2, 0.5]
+    fpr_max: float = 0.0005  # unqualified candidates [§5.2.3; Table 3's caption: 0.05%, its text says 0.05]
+    min_salient: int = 5  # ours: a salient value occurs at least this often
+    fake_max: float = 0.5  # ours: share of duplicate pairs disagreeing on a key that makes a replace an ignore
+    overlap: str = "source"  # "paper" (eq. 6) or "source" (ours, see the module docstring)
     walk_iterations: int = 200  # power iterations of the random walk [§5.3, pi = (P^T)^inf pi0]
-    max_query_orders: int = 4   # ours: rules per source node, one per parameter order seen (patterntree_rules)
+    max_query_orders: int = 4  # ours: rules per source node, one per parameter order seen (patterntree_rules)
 
 
 # --------------------------------------------------------------------------- §2: key-value pairs
+
 
 @dataclass(frozen=True)
 class KV:
@@ -101,7 +103,7 @@ class KV:
 
     url: str
     values: dict
-    query_order: tuple   # the query keys in the order the URL lists them
+    query_order: tuple  # the query keys in the order the URL lists them
     host: str = ""
 
 
@@ -143,12 +145,13 @@ def key_order(key: str) -> tuple:
 
 # --------------------------------------------------------------------------- §5.1: the tree
 
+
 @dataclass(eq=False)
 class Node:
     id: int
-    members: list            # indices into the site's KV list
-    pattern: dict            # key -> literal value, STAR, or ABSENT; keys in key_order
-    optional: frozenset      # STAR keys some members lack
+    members: list  # indices into the site's KV list
+    pattern: dict  # key -> literal value, STAR, or ABSENT; keys in key_order
+    optional: frozenset  # STAR keys some members lack
     parent: "Node | None" = None
     children: list = field(default_factory=list)
     split_key: str | None = None
@@ -248,6 +251,7 @@ class PatternTree:
 
 # --------------------------------------------------------------------------- §5.2.1: duplicate nodes
 
+
 def overlap(s: Node, t: Node, cluster_of: list, mode: str = "paper") -> float:
     """Eq. 6 (``mode="paper"``); for s = t the duplicate rate 1 - C/N of the node.
     ``mode="source"`` (ours): URLs of s in common clusters / |s|."""
@@ -303,7 +307,7 @@ class Candidate:
     target: Node
     ops: dict
     fpr: float = 0.0
-    support: int = 0       # URLs the rule normalizes (§5.3)
+    support: int = 0  # URLs the rule normalizes (§5.3)
 
 
 def _dup_pairs(s: Node, t: Node, cluster_of: list) -> list[tuple[int, int]]:
@@ -370,6 +374,7 @@ def rewrite_ops(s: Node, t: Node, kvs: list, cluster_of: list, params: Params) -
 
 # --------------------------------------------------------------------------- §5.3: S_graph
 
+
 def stable_energy(nodes: list[Node], rules: list[Candidate], iterations: int) -> dict:
     """pi = (P^T)^inf pi0 with pi0 = volumes, edges = rules (1 - fpr) and descendant ->
     ancestor links (1) among the graph's vertices, rows normalized (eq. 7). A vertex
@@ -421,7 +426,7 @@ def select_graph(rules: list[Candidate], iterations: int = 200) -> list[Candidat
     nodes = {r.source.id: r.source for r in rules} | {r.target.id: r.target for r in rules}
     verts = [nodes[i] for i in sorted(nodes)]
     pi = stable_energy(verts, rules, iterations)
-    rank = {i: (round(pi[i], 6), -i) for i in pi}   # total order: energy, then the earlier node
+    rank = {i: (round(pi[i], 6), -i) for i in pi}  # total order: energy, then the earlier node
     edges: dict = defaultdict(dict)
     for r in sorted(rules, key=lambda r: (r.source.id, r.target.id)):
         if r.source is not r.target:  # a self-rule never moves a URL to another node: apart below
@@ -458,6 +463,7 @@ def select_graph(rules: list[Candidate], iterations: int = 200) -> list[Candidat
 
 # --------------------------------------------------------------------------- the learner
 
+
 def unify_targets(rules: list[Candidate]) -> dict:
     """An ignored key means the target's format has '*' there (§3): t's own URLs vary on
     it too, and a crawler key is one string. So every rule into t ignores the union of
@@ -492,6 +498,8 @@ def target_rule(c: Candidate) -> Candidate | None:
     ign = {k for k, (op, _) in c.ops.items() if op == IGNORE and t.pattern.get(k) is STAR}
     if c.source is t or not ign:
         return None
-    ops = {k: (KEEP, v) if v is not STAR else (IGNORE, None) if k in ign else (REPLACE, k)
-           for k, v in sorted(t.pattern.items(), key=lambda kv: key_order(kv[0]))}
+    ops = {
+        k: (KEEP, v) if v is not STAR else (IGNORE, None) if k in ign else (REPLACE, k)
+        for k, v in sorted(t.pattern.items(), key=lambda kv: key_order(kv[0]))
+    }
     return Candidate(t, t, ops)

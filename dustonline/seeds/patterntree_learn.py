@@ -12,7 +12,15 @@ from ..rules.ruleset import rule_order
 from ..rules.urls import host_of, light_normalize, site_of_host
 from .dustlin import cluster_events
 from .patterntree import (
-    KV, Candidate, Params, PatternTree, decompose, duplicate_nodes, rewrite_ops, select_graph, unify_targets,
+    KV,
+    Candidate,
+    Params,
+    PatternTree,
+    decompose,
+    duplicate_nodes,
+    rewrite_ops,
+    select_graph,
+    unify_targets,
 )
 from .patterntree_rules import measure, to_rules
 

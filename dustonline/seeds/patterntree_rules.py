@@ -124,8 +124,18 @@ def to_rules(c: Candidate, kvs: list, params: Params = Params()) -> list[Rule]:
     for q in _query_orders(c.source, kvs, params.max_query_orders):
         ctx, groups = context_of(c.source, q)
         trans = transformation_of(c, groups, torder)
-        out.append(Rule(id=rule_id(hosts, ctx, trans), hosts=hosts, context=ctx, transformation=trans,
-                        support=c.support, fpr=round(c.fpr, 6), freq=len(c.source.members), status=ACTIVE))
+        out.append(
+            Rule(
+                id=rule_id(hosts, ctx, trans),
+                hosts=hosts,
+                context=ctx,
+                transformation=trans,
+                support=c.support,
+                fpr=round(c.fpr, 6),
+                freq=len(c.source.members),
+                status=ACTIVE,
+            )
+        )
     return out
 
 

@@ -31,7 +31,7 @@ class RefitLearner(LearnerBase):
         self.fit = fit
         self.cfg = config or Config().check()
         self._events: list[FetchEvent] = []
-        self._fitted_at = 0                 # buffer length at the last fit
+        self._fitted_at = 0  # buffer length at the last fit
         self._current: dict[str, Rule] = {}  # id -> rule as published, active ones
         self._versions: dict[str, int] = {}  # id -> last published version, retired ids included
         self._fits = 0

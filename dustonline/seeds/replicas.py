@@ -71,19 +71,19 @@ from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..learner.induce import escape, escape_repl
 from ..rules.urls import host_of, light_normalize, split_authority
 
-Collection = tuple[str, str]                 # (host, path prefix): "" is the whole host
-Pair = tuple[Collection, Collection]         # ordered: a < b
+Collection = tuple[str, str]  # (host, path prefix): "" is the whole host
+Pair = tuple[Collection, Collection]  # ordered: a < b
 
 
 @dataclass(frozen=True)
 class ReplicaParams:
     """Parameters of the cluster growing algorithm; defaults as in the paper."""
 
-    extended: bool = True            # §4: extended clusters (partial mirrors); §5.1 ran the extended algorithm
-    min_collection_size: int = 10    # §5.1: "noise clusters ... less than 10 pages in their collections"
-    mode: str = "auto"               # "links" (§3), "paths" (no links: path correspondence), "auto"
-    min_link_share: float = 0.5      # ours: "auto" uses links when this share of pages carries them
-    max_break_share: float = 0.0     # ours (§2.2 break points): share of co-fetched paths with other content
+    extended: bool = True  # §4: extended clusters (partial mirrors); §5.1 ran the extended algorithm
+    min_collection_size: int = 10  # §5.1: "noise clusters ... less than 10 pages in their collections"
+    mode: str = "auto"  # "links" (§3), "paths" (no links: path correspondence), "auto"
+    min_link_share: float = 0.5  # ours: "auto" uses links when this share of pages carries them
+    max_break_share: float = 0.0  # ours (§2.2 break points): share of co-fetched paths with other content
 
 
 class _UnionFind:
@@ -138,8 +138,8 @@ class _Pages:
 
     def __init__(self, events: list[FetchEvent], cfg: Config):
         limit = cfg.learning.max_cluster_urls
-        self.cid: dict[str, str] = {}                 # page -> trivial cluster
-        self.members: dict[str, list[str]] = {}       # trivial cluster -> pages
+        self.cid: dict[str, str] = {}  # page -> trivial cluster
+        self.members: dict[str, list[str]] = {}  # trivial cluster -> pages
         for c, urls in sorted(cluster_events(events, cfg).items()):
             if len(urls) > limit:
                 continue  # noise: a soft 404, a shared image
@@ -151,8 +151,8 @@ class _Pages:
                     pages.append(n)
             if pages:
                 self.members[c] = pages
-        self.first: dict[str, int] = {}               # page -> first fetch (event index)
-        self.links: dict[str, set[str]] = {}          # page -> fetched pages it links to
+        self.first: dict[str, int] = {}  # page -> first fetch (event index)
+        self.links: dict[str, set[str]] = {}  # page -> fetched pages it links to
         self.loc: dict[str, tuple[str, str, str]] = {}  # page -> (scheme, host, rest)
         for i, ev in enumerate(events):
             if not ev.teaches:
@@ -168,7 +168,7 @@ class _Pages:
                     if t in self.cid and t != n:
                         out.add(t)
         self.by_host: dict[str, dict[str, str]] = defaultdict(dict)  # host -> rest -> cluster
-        self.on_host: dict[str, list[str]] = defaultdict(list)       # host -> pages, first seen first
+        self.on_host: dict[str, list[str]] = defaultdict(list)  # host -> pages, first seen first
         for n in sorted(self.cid, key=lambda n: (self.first.get(n, len(events)), n)):
             scheme, _, rest = split_authority(n)
             host = host_of(n)
@@ -196,8 +196,9 @@ def _pairs_of(pages: list[str], loc) -> set[Pair]:
     return out
 
 
-def grow_clusters(members: dict[str, list[str]], cid: dict[str, str], links: dict[str, set[str]],
-                  extended: bool = True) -> dict[str, list[str]]:
+def grow_clusters(
+    members: dict[str, list[str]], cid: dict[str, str], links: dict[str, set[str]], extended: bool = True
+) -> dict[str, list[str]]:
     """Fig. 9: LinkSummary of every linked pair of trivial clusters, the merge condition,
     UNION-FIND. Returns similar clusters (root -> its trivial clusters), singletons included."""
     src: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -212,7 +213,7 @@ def grow_clusters(members: dict[str, list[str]], cid: dict[str, str], links: dic
     uf = _UnionFind()
     for c in members:
         uf.find(c)
-    for (ci, cj) in sorted(src):
+    for ci, cj in sorted(src):
         a, s, d, b = len(members[ci]), len(src[ci, cj]), len(dst[ci, cj]), len(members[cj])
         if a == s == d == b or (extended and a == s >= d == b):  # §3.1; §4 extended
             uf.union(ci, cj)
@@ -259,7 +260,7 @@ def _breaks(pg: _Pages, pair: Pair) -> tuple[int, int]:
     for rest, c in pg.by_host.get(ha, {}).items():
         if p and not rest.startswith(p + "/"):
             continue
-        c2 = other.get(q + rest[len(p):])
+        c2 = other.get(q + rest[len(p) :])
         if c2 is None:
             continue
         both += 1
@@ -267,8 +268,9 @@ def _breaks(pg: _Pages, pair: Pair) -> tuple[int, int]:
     return both, agree
 
 
-def find_replicas(events: Iterable[FetchEvent], cfg: Config | None = None,
-                  params: ReplicaParams | None = None) -> list[dict]:
+def find_replicas(
+    events: Iterable[FetchEvent], cfg: Config | None = None, params: ReplicaParams | None = None
+) -> list[dict]:
     """Replicated collections: one dict per collection cluster, canonical replica first,
     with the evidence (``pairs``: collection pair -> (supporting trivial clusters, paths
     with the same content on both sides, paths fetched on both sides))."""
@@ -292,8 +294,13 @@ def _replicas(pg: _Pages, P: ReplicaParams) -> list[dict]:
     out = []
     for _, group in sorted(uf.groups().items()):
         ranked = sorted(group, key=lambda col: _rank(pg, col, inlinks))
-        out.append({"collections": ranked, "mode": "links" if links_mode else "paths",
-                    "pairs": {pair: accepted[pair] for pair in sorted(accepted) if pair[0] in group}})
+        out.append(
+            {
+                "collections": ranked,
+                "mode": "links" if links_mode else "paths",
+                "pairs": {pair: accepted[pair] for pair in sorted(accepted) if pair[0] in group},
+            }
+        )
     return out
 
 
@@ -353,10 +360,20 @@ def fit(events: list[FetchEvent], config: Config | None = None, params: ReplicaP
     for (host, prefix), (chost, cprefix), support, fpr, freq in plans:
         if (chost, cprefix) not in pg_schemes:
             pg_schemes[chost, cprefix] = _scheme_of(pg, (chost, cprefix))
-        inner = sorted({p[len(prefix):] for p in nested[host] if p != prefix and _under(p, prefix) and p})
+        inner = sorted({p[len(prefix) :] for p in nested[host] if p != prefix and _under(p, prefix) and p})
         guard = "(?!(?:" + "|".join(escape(x) for x in inner) + ")/)" if inner else ""
         context = "^https?://" + escape(host) + escape(prefix) + guard + "(/.*)$"
         transformation = f"{pg_schemes[chost, cprefix]}://" + escape_repl(chost + cprefix) + "$1"
-        rules.append(Rule(id=rule_id([host], context, transformation), hosts=[host], context=context,
-                          transformation=transformation, support=support, fpr=fpr, freq=freq, status=ACTIVE))
+        rules.append(
+            Rule(
+                id=rule_id([host], context, transformation),
+                hosts=[host],
+                context=context,
+                transformation=transformation,
+                support=support,
+                fpr=fpr,
+                freq=freq,
+                status=ACTIVE,
+            )
+        )
     return sorted(rules, key=rule_order)

@@ -35,8 +35,16 @@ class Table:
 
     __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at", "_decode", "_known", "_stale")
 
-    def __init__(self, backend: "_Backend", name: str, cache_entries: int, keep: bool = True, type: Any = None,
-                 flush_at: int | None = None, filtered: bool = False):
+    def __init__(
+        self,
+        backend: "_Backend",
+        name: str,
+        cache_entries: int,
+        keep: bool = True,
+        type: Any = None,
+        flush_at: int | None = None,
+        filtered: bool = False,
+    ):
         self._b = backend
         self._prefix = name.encode() + b"\x00"
         self._pending: dict[str, Any] = {}
@@ -162,6 +170,7 @@ class _Backend:
     def get(self, key: bytes) -> bytes | None: ...
     def write(self, prefix: bytes, pending: dict[str, Any], deleted: Any, encode) -> None:
         """Write ``pending`` (str key -> value, ``deleted`` for a delete) under ``prefix``."""
+
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
     def scan_keys(self, prefix: bytes) -> Iterator[bytes]: ...
     def delete_range(self, start: bytes, end: bytes) -> None: ...
@@ -283,8 +292,16 @@ class Store:
         self._cache_entries = cache_entries
         self._cleanup = cleanup
 
-    def table(self, name: str, keep: bool = True, cache_entries: int | None = None, type: Any = None,
-              exact_cap: bool = False, flush_at: int | None = None, filtered: bool = False) -> Table:
+    def table(
+        self,
+        name: str,
+        keep: bool = True,
+        cache_entries: int | None = None,
+        type: Any = None,
+        exact_cap: bool = False,
+        flush_at: int | None = None,
+        filtered: bool = False,
+    ) -> Table:
         """The table ``name``. ``keep=False`` for tables mostly written and scanned, whose
         entries are not worth caching once written; ``cache_entries`` below the store's
         for tables whose entries are rarely read twice; ``type`` (a msgspec type) to
@@ -296,7 +313,13 @@ class Store:
         for keys they do not hold. The first call decides."""
         t = self._tables.get(name)
         if t is None:
-            cap = self._cache_entries if cache_entries is None else cache_entries if exact_cap else min(cache_entries, self._cache_entries)
+            cap = (
+                self._cache_entries
+                if cache_entries is None
+                else cache_entries
+                if exact_cap
+                else min(cache_entries, self._cache_entries)
+            )
             t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at, filtered)
         return t
 
