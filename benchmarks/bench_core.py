@@ -79,7 +79,8 @@ def main() -> None:
     write_stream(GenConfig(seed=args.seed, sites=args.sites, pages=pages), events, truth)
     n_lines = sum(1 for _ in open(events, "rb"))
     print(
-        f"stream: {n_lines:,} events, {args.sites} sites, {pages:,} pages, generated in {time.perf_counter() - t0:.1f} s -> {events}"
+        f"stream: {n_lines:,} events, {args.sites} sites, {pages:,} pages, "
+        f"generated in {time.perf_counter() - t0:.1f} s -> {events}"
     )
 
     state = work / "state"
@@ -96,7 +97,8 @@ def main() -> None:
     print(f"throughput       {rate:,.0f} events/s   (target >= 10,000)")
     print(f"peak memory      {res['peak_mib']:,.0f} MiB    (target < 1024)")
     print(
-        f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  candidates {s['candidates']:,}  active rules {s['active_rules']:,}"
+        f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  "
+        f"candidates {s['candidates']:,}  active rules {s['active_rules']:,}"
     )
 
     import msgspec

@@ -102,8 +102,8 @@ class Config(_Section):
     storage: Storage = msgspec.field(default_factory=Storage)
     kafka: Kafka = msgspec.field(default_factory=Kafka)
 
-    def check(self) -> "Config":
-        L, C, W, I = self.learning, self.clustering, self.window, self.input
+    def check(self) -> Config:
+        L, C, W, In = self.learning, self.clustering, self.window, self.input
         problems = []
         _positive(problems, "learning.k", L.k, low=2)
         _positive(problems, "learning.card_set", L.card_set, low=1)
@@ -126,7 +126,7 @@ class Config(_Section):
         if W.sweep_every <= 0:
             problems.append(f"window.sweep_every must be > 0, got {W.sweep_every}")
         _positive(problems, "window.max_urls_per_site", W.max_urls_per_site, low=10)
-        _positive(problems, "input.max_url_length", I.max_url_length, low=16)
+        _positive(problems, "input.max_url_length", In.max_url_length, low=16)
         _positive(problems, "storage.cache_entries", self.storage.cache_entries, low=1)
         K = self.kafka
         for name in ("pages_topic", "rules_topic", "dlq_topic"):
@@ -150,7 +150,8 @@ class Config(_Section):
             )
         if K.security_protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
             problems.append(
-                f"kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got {K.security_protocol!r}"
+                "kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, "
+                f"got {K.security_protocol!r}"
             )
         if K.security_protocol.startswith("SASL") and K.sasl_mechanism not in (
             "PLAIN",
@@ -158,7 +159,8 @@ class Config(_Section):
             "SCRAM-SHA-512",
         ):
             problems.append(
-                f"kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with {K.security_protocol}, got {K.sasl_mechanism!r}"
+                f"kafka.sasl_mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with {K.security_protocol}, "
+                f"got {K.sasl_mechanism!r}"
             )
         if not 0 <= K.web_port <= 65535:
             problems.append(f"kafka.web_port must be in [0, 65535], got {K.web_port}")
@@ -166,8 +168,8 @@ class Config(_Section):
             problems.append(f"kafka.group_id must be characters of [a-zA-Z0-9._-], got {K.group_id!r}")
         from .events.readers import FORMATS
 
-        if I.format not in FORMATS:
-            problems.append(f"input.format must be one of {', '.join(FORMATS)}, got {I.format!r}")
+        if In.format not in FORMATS:
+            problems.append(f"input.format must be one of {', '.join(FORMATS)}, got {In.format!r}")
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
         return self

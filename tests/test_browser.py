@@ -4,9 +4,8 @@ check tells a rendered page from a blank one."""
 import base64
 import io
 
-from PIL import Image
-
 import browser
+from PIL import Image
 
 # where the image sits on the page, absolutely positioned
 LEFT, TOP, W, H = 100, 120, 400, 300

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dustonline.events.event import check_url, event_from_dict
 from dustonline.evaluation.generator import (
     DEFAULT_FAMILIES,
     FAMILIES,
@@ -27,6 +26,7 @@ from dustonline.evaluation.generator import (
     write_layout,
     write_stream,
 )
+from dustonline.events.event import check_url, event_from_dict
 from dustonline.rules.urls import site_of_host
 
 SMALL = GenConfig(seed=3, sites=8, pages=1500)
@@ -104,7 +104,7 @@ def test_same_truth_same_digest_except_print_pages(stream):
 
 
 def test_print_pages_are_near_duplicates_only(stream):
-    for e, t, label in stream:
+    for e, _t, label in stream:
         if "print" in label:
             assert "print=1" in e.url or "/print/" in e.url
 
@@ -122,7 +122,7 @@ def test_first_fetch_of_a_page_is_its_main_url(stream):
     # every later event of a page carries the page's truth, so a split by first
     # appearance puts all of a page's URLs on one side
     labels_by_truth = defaultdict(set)
-    for e, t, label in stream:
+    for _e, t, label in stream:
         labels_by_truth[t].add(label.split(":")[0])
     aliased = [t for t in page_truths if "alias" in labels_by_truth[t]]
     assert len(aliased) > 0.25 * len(page_truths)
@@ -208,7 +208,7 @@ def test_times_urls_and_hints_are_valid(stream):
 def test_alias_fetches_are_not_adjacent_to_their_page(stream):
     position = {}
     gaps = []
-    for i, (e, t, label) in enumerate(stream):
+    for i, (_e, t, label) in enumerate(stream):
         if label == "main":
             position[t] = i
         elif label.startswith("alias:"):
@@ -652,7 +652,7 @@ def test_online_learner_retires_the_slug_rule_after_the_drift(cfg, config_file):
     for r in at_drift.values():
         rule, its_hosts = CompiledRule(r), set(r.hosts)
         if r.status == "active" and merges_distinct_pages(
-            lambda u: (rule.apply(u) if _host(u) in its_hosts else None) or u
+            lambda u, rule=rule, its_hosts=its_hosts: (rule.apply(u) if _host(u) in its_hosts else None) or u
         ):
             slug_rules.append(r.id)
     assert slug_rules, "no rule dropping the slug was active when the drift came"

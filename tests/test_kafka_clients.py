@@ -220,8 +220,8 @@ def test_subscriber_survives_a_broker_restart(kafka_broker, learned):
 def _page_events(cfg, want: int, timeout=30):
     """(partition, packed?, events) of the pages topic's messages, JSON lines unpacked,
     until ``want`` events are read or none came for ``timeout`` seconds."""
-    from dustonline_stream.topics import is_batch
     from dustonline.events.readers import parse_message
+    from dustonline_stream.topics import is_batch
 
     c = KafkaConsumer(
         cfg.kafka.pages_topic,
@@ -286,7 +286,7 @@ def test_page_publisher_packs_each_partition_in_order_from_many_threads(kafka_br
     for p, _b, evs in msgs:
         by_partition.setdefault(p, []).extend(evs)
     for t in range(3):
-        for p, evs in by_partition.items():
+        for evs in by_partition.values():
             seq = [int(e.url.rsplit("/p", 1)[1]) for e in evs if f"/t{t}/" in e.url]
             assert seq == sorted(seq)
 

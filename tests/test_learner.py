@@ -4,14 +4,13 @@ import hashlib
 import random
 
 import pytest
+from streams import story_pages
 
-from dustonline.learner.holdout import validates
 from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
 from dustonline.events.event import EMPTY_DIGEST
+from dustonline.learner.holdout import validates
 from dustonline.rules.ruleset import RuleSet
-
-from streams import story_pages
 
 DAY = 86400.0
 

@@ -63,7 +63,7 @@ def test_partitions_learn_their_own_sites_and_merge_shared_rules(events):
     group = PartitionedLearner(cfg, 4)
     group.learn_many(events)
     by_site = {}
-    for p, lrn in enumerate(group.learners):
+    for p in range(len(group.learners)):
         for ev in events:
             if partition_for(site_key(ev.url), 4) == p:
                 by_site[site_key(ev.url)] = p

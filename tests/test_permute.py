@@ -6,12 +6,12 @@ import random
 import pytest
 
 from dustonline import FetchEvent, OnlineLearner, rocks_store
-from dustonline.learner.align import Consensus, add_url
 from dustonline.config import config_from_dict
+from dustonline.learner.align import Consensus, add_url
+from dustonline.learner.induce import parts_of
 from dustonline.learner.kvrules import evidence, variant
 from dustonline.learner.paramorder import order_rule
 from dustonline.rules.ruleset import Rule
-from dustonline.learner.induce import parts_of
 
 CFG = {"learning": {"min_freq": 5, "min_supp": 5}}
 CATS = ["office", "tools", "audio"]

@@ -112,7 +112,6 @@ def test_eval_of_the_real_files_lists_clusters_and_rules(real_data, tmp_path):
     """dustonline eval on each real file: digests stand in for the truth; the clusters found
     and the rules learned are listed, and no rule merges two different contents."""
     import json
-    from pathlib import Path
 
     from dustonline.cli import main
 

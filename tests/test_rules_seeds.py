@@ -2,13 +2,14 @@
 
 import re
 
+from streams import cluster_events as _events
+
 from dustonline import Rule, RuleSet, learn
-from dustonline.learner.align import Consensus, align, linear_alignment
-from dustonline.seeds.dustlin import eliminate_redundant
 from dustonline.config import config_from_dict
+from dustonline.learner.align import Consensus, align, linear_alignment
 from dustonline.learner.induce import parts_of, render
 from dustonline.learner.validation import refines, support_counts
-from streams import cluster_events as _events
+from dustonline.seeds.dustlin import eliminate_redundant
 
 
 def _apply(ctx, trans, url):

@@ -1,11 +1,12 @@
 """Koppula et al. 2010 (dustonline.seeds.koppula) on the paper's worked examples."""
 
+from streams import cluster_events as _events
+
 from dustonline import RuleSet
 from dustonline.config import config_from_dict
 from dustonline.seeds.koppula import KoppulaParams, Tokenizer, fit, learn, pairwise
 from dustonline.seeds.koppula_tokens import DeepParams, deep_tokenize
 from dustonline.seeds.koppula_tree import STAR, generalize
-from streams import cluster_events as _events
 
 CFG = config_from_dict({"learning": {"holdout": 0}})
 ANY_COVERAGE = KoppulaParams(min_coverage=1)

@@ -11,9 +11,9 @@ import pytest
 
 from dustonline import evaluation
 from dustonline.config import Config, config_from_dict
-from dustonline.events.event import BadEvent, FetchEvent, event_from_dict
 from dustonline.evaluation.generator import GenConfig, generate, site_layout, write_stream
 from dustonline.evaluation.methods import Method, batch, resolve
+from dustonline.events.event import BadEvent, FetchEvent, event_from_dict
 from dustonline.events.readers import Rejected, _fast_jsonl, read_events
 from dustonline.rules.ruleset import RuleSet
 from dustonline.rules.urls import host_of
@@ -79,7 +79,7 @@ def _two_collections(with_links: bool = True) -> _Crawl:
     return c
 
 
-SMALL = dict(min_collection_size=5, mode="links")
+SMALL = {"min_collection_size": 5, "mode": "links"}
 
 
 def test_full_mirror_found_partial_mirror_only_with_extended_condition():

@@ -3,8 +3,8 @@
 import msgspec
 import pytest
 
-from dustonline.learner.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
 from dustonline.events.event import FetchEvent
+from dustonline.learner.clusters import MAX_PER_BLOCK, ClusterIndex, _find8
 from dustonline.state import keyfilter
 from dustonline.state.keyfilter import KeyFilter
 from dustonline.state.store import memory_store, rocks_store
@@ -40,7 +40,7 @@ def test_uncached_table_reads_back_from_the_backend(store):
     store.flush()
     assert len(t._cache) == 0 and len(t._pending) == 0
     assert t.get("k007") == [7] and len(t._cache) == 0
-    assert [k for k in t.keys("k00")] == [f"k00{i}" for i in range(10)]
+    assert list(t.keys("k00")) == [f"k00{i}" for i in range(10)]
 
 
 def test_cache_is_bounded_and_evicted_entries_come_back(store):
@@ -192,7 +192,7 @@ def test_native_and_python_simhash_blocks_agree():
     a = C.SimhashBlocks()
     b = C.SimhashBlocks()
     base = [rnd.getrandbits(64) for _ in range(40)]
-    for step in range(3000):
+    for _ in range(3000):
         sh = rnd.choice(base) ^ (1 << rnd.randrange(64)) if rnd.random() < 0.7 else rnd.choice(base)
         slots = C.SimhashBlocks.slots_of(sh)
         assert C._native.near(a.slots, slots, sh, 3) == b.near_py(sh, slots, 3)

@@ -3,8 +3,8 @@ and incumbent keys (targets.py). The rules are the two goumai.com rules of the R
 trace: each valid, with different targets."""
 
 from dustonline.learner.adopt import adopt, group_spans, pin_groups
-from dustonline.rules.ruleset import Rule
 from dustonline.learner.keycheck import incumbent_keys, set_gain
+from dustonline.rules.ruleset import Rule
 
 HEAD = r"^([^/?=&#;:.]+)\:\/\/([^/?=&#;:.]+)\.([^/?=&#;:.]+)\.([^/?=&#;:.]+)\/([^/?=&#;:.]+?)(?:\?id)?(?:\=|_)([0-9]+)"
 # the print forms (and the main URL) -> story=N&page=<page or print value>

@@ -28,7 +28,6 @@ from dustonline.learner.partitioned import PartitionedLearner
 from dustonline.rules.ruleset import read_rules
 from dustonline_stream.replay import replay
 from dustonline_stream.subscriber import RuleSubscriber
-
 from dustonline_stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until
 
 pytestmark = pytest.mark.slow

@@ -9,8 +9,8 @@ from rocksdict import Options, Rdict
 
 from dustonline import OnlineLearner
 from dustonline.config import ConfigError, config_from_dict
-from dustonline.events.event import BadEvent
 from dustonline.evaluation.generator import GenConfig, generate
+from dustonline.events.event import BadEvent
 from dustonline.events.readers import parse_message
 from dustonline.state.store import Store, rocks_store
 from dustonline_stream.state import OFFSET_KEY, FaustTableBackend

@@ -16,7 +16,8 @@ import codecs
 import hashlib
 import html
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import mmh3
 

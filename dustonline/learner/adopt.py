@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 
+from ..rules.ruleset import CONVERSIONS, CompiledRule, Rule, RuleError, parse_transformation
 from .generalize import escape
-from ..rules.ruleset import CompiledRule, Rule, RuleError, CONVERSIONS, parse_transformation
 
 
 @functools.lru_cache(maxsize=4096)
@@ -160,7 +160,7 @@ def adopt(r: CompiledRule, examples) -> tuple[str, str] | None:
     shape = _merge_literals(items)
     copied = {v for kind, v, _ in shape if kind == "G"}
     pinned: dict[int, str] = {}
-    for url, groups, _want in seen:
+    for _url, groups, _want in seen:
         for kind, value, _ in rparts:
             if kind == "G" and value not in copied:
                 if pinned.setdefault(value, groups[value - 1]) != groups[value - 1]:

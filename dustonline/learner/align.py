@@ -9,7 +9,7 @@ and token counts to choose variants deterministically. With K <= 10 rows this is
 from __future__ import annotations
 
 import os
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .tokenize import token_type, tokenize
 
@@ -28,7 +28,7 @@ class Consensus:
         self._cols = None
 
     @classmethod
-    def of_url(cls, url: str) -> "Consensus":
+    def of_url(cls, url: str) -> Consensus:
         return cls([tokenize(url)])
 
     @property
@@ -53,7 +53,7 @@ class Consensus:
         return self.rows
 
     @classmethod
-    def from_state(cls, rows: list[list[str]]) -> "Consensus":
+    def from_state(cls, rows: list[list[str]]) -> Consensus:
         return cls(rows)
 
     def __eq__(self, other: object) -> bool:

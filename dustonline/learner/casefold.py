@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from .induce import render
 from ..rules.ruleset import ascii_lower
+from .induce import render
 
 #: The case rule: scheme and host kept, path lowered, query kept.
 CASE_RULE = ("^([^/?#]*//[^/?#]*)(/[^?#]*)((?:\\?[^#]*)?)$", "$1${2:lower}$3")

@@ -16,7 +16,6 @@ group empties): rule ids and contexts stay stable while evidence accumulates.
 
 from __future__ import annotations
 
-
 import mmh3
 import msgspec
 
@@ -46,7 +45,7 @@ class Candidate(msgspec.Struct, frozen=True):
 
 
 def shape_id(shape: tuple) -> str:
-    return "%016x" % mmh3.hash64(msgspec.msgpack.encode(shape), signed=False)[0]
+    return f"{mmh3.hash64(msgspec.msgpack.encode(shape), signed=False)[0]:016x}"
 
 
 def contribution(parts: list[tuple], hosts, generalize: bool = True) -> Contribution:

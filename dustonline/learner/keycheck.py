@@ -20,7 +20,7 @@ Rules here are ``(id, CompiledRule)`` lists in the order crawlers try them on a 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..rules.ruleset import CompiledRule, decide
 from ..rules.urls import host_of, light_normalize

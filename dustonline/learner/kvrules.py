@@ -32,16 +32,16 @@ import re
 
 import mmh3
 
-from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
-from .generalize import Candidate
-from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
-from .induce import AmbiguousRule, render
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
 from ..state.store import Store
 from .candidates import CandidateBook
+from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
 from .counts import ValidationCounts
+from .generalize import Candidate
+from .induce import AmbiguousRule, render
 from .lifecycle import Lifecycle
+from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
 from .records import KVRec
 
 PREFIX = "kv:"  # the "group" of a kv rule's candidate record

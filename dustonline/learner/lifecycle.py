@@ -8,7 +8,7 @@ younger active rules of its hosts, and the rules that took its target.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import msgspec
 

@@ -101,10 +101,8 @@ def split_query(parts: list[tuple]):
     """A candidate's parts as (parts up to and with the "?", [(key part, value part)],
     trailing optional parts), or None when its query is not a plain ``k=v&k=v`` of
     captured keys and values (only then can another order be written in its place)."""
-    for q, p in enumerate(parts):
-        if p[0] == "L" and "?" in p[1]:
-            break
-    else:
+    q = next((j for j, p in enumerate(parts) if p[0] == "L" and "?" in p[1]), None)
+    if q is None:
         return None
     text = parts[q][1]
     if not text.endswith("?") or text.count("?") != 1:

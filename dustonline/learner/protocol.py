@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol, runtime_checkable
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
 
 from ..events.event import FetchEvent
 from ..rules.ruleset import Rule

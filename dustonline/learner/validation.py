@@ -9,7 +9,7 @@ every r1 block of two or more URLs lies inside one r2 block, which is linear in 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..rules.ruleset import CompiledRule
 

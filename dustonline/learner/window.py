@@ -5,7 +5,7 @@ per-site arrival (chunklog.py) keep a sweep proportional to what it evicts."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..config import Window as WindowConfig
 from ..state.chunklog import ChunkLog

@@ -12,7 +12,7 @@ same with the same three cases.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import msgspec
 

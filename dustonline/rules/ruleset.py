@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 import msgspec
 
@@ -37,7 +38,7 @@ class Rule(msgspec.Struct, kw_only=True):
     status: str = ACTIVE
     updated: float = 0.0
 
-    def compile(self) -> "CompiledRule":
+    def compile(self) -> CompiledRule:
         return CompiledRule(self)
 
 
@@ -177,7 +178,7 @@ def rule_order(rule: Rule) -> tuple:
     return (-rule.support, rule.id)
 
 
-def decide(url: str, rules) -> tuple["CompiledRule | None", str]:
+def decide(url: str, rules) -> tuple[CompiledRule | None, str]:
     """The first of ``rules`` (in the order crawlers try them) that rewrites ``url``, and
     the key. Rules are tried on the URL as given (as they were learned), then on its light
     normalization: a key is itself normalized, so this keeps keys fixed points."""
@@ -206,7 +207,7 @@ class RuleSet:
         self._index()
 
     @classmethod
-    def from_compiled(cls, compiled: Iterable["CompiledRule"]) -> "RuleSet":
+    def from_compiled(cls, compiled: Iterable[CompiledRule]) -> RuleSet:
         """A rule set over rules compiled already (a subscriber swapping in updates)."""
         rs = cls()
         rs._by_id = {c.rule.id: c for c in compiled if c.rule.status == ACTIVE}
@@ -222,7 +223,7 @@ class RuleSet:
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
-    def load(cls, path: str | Path) -> "RuleSet":
+    def load(cls, path: str | Path) -> RuleSet:
         return cls(read_rules(path))
 
     def save(self, path: str | Path) -> None:

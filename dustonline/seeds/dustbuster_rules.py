@@ -5,8 +5,8 @@ contract does not chain). ``translation_gap`` measures what is lost."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import mmh3
 
@@ -27,7 +27,6 @@ from .dustbuster_core import (
     canonize,
     tokenize,
 )
-
 
 # ---------------------------------------------------------------- translation to the contract
 

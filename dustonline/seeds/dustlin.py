@@ -12,20 +12,20 @@ config with no eviction, DustLin here and ``OnlineLearner`` agree on the candida
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
+from ..config import Config
+from ..events.event import FetchEvent
+from ..learner import holdout as split
 from ..learner.align import linear_alignment, progressive_alignment
 from ..learner.clusters import ClusterIndex, url_key
-from ..learner.records import URLRec
-from ..config import Config
-from ..learner import holdout as split
-from ..events.event import FetchEvent
 from ..learner.generalize import Group, contribution
 from ..learner.induce import parts_of
-from ..rules.ruleset import ACTIVE, Rule, rule_order
-from ..state.store import memory_store
-from ..rules.urls import host_of
+from ..learner.records import URLRec
 from ..learner.validation import fpr, refines, support_counts
+from ..rules.ruleset import ACTIVE, Rule, rule_order
+from ..rules.urls import host_of
+from ..state.store import memory_store
 
 
 def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[str]]:

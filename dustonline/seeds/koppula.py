@@ -49,14 +49,14 @@ Deviations (each also said where it is made):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import mmh3
 
 from ..config import Config
-from ..learner import holdout as split
 from ..events.event import FetchEvent
+from ..learner import holdout as split
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize
 from .common import common_ends
@@ -326,7 +326,7 @@ def learn(
             )
             try:
                 cr = rule.compile()
-            except Exception:
+            except Exception:  # noqa: BLE001 - a generalized context or template that does not compile: not a rule
                 continue
             # it must map the pair-wise sources of its own class to their targets
             if not any(cr.apply(rules[i][0].url) == rules[i][1].url for i in idx if rules[i][2] == t):

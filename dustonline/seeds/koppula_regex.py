@@ -5,8 +5,9 @@ value, `*` or ⊥) becomes a full-match regex, its transformation a `$N` templat
 Layout: the components the context or transformation names from the start, then one
 captured run of any number of components, kept as it is, then the components named from
 the end (the paper's k_(x,-)/k_(-,y) keys, §2 "Alignment"). When the two ends overlap on
-sources of one length, that length is fixed and every component is named from both ends. A component whose value is `*` but whose
-deep tokens are partly fixed matches those tokens (the paper's ``friends-*``, §2).
+sources of one length, that length is fixed and every component is named from both ends.
+A component whose value is `*` but whose deep tokens are partly fixed matches those tokens
+(the paper's ``friends-*``, §2).
 """
 
 from __future__ import annotations

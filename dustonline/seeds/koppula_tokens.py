@@ -97,7 +97,7 @@ def _candidates(token: str, segs: list[tuple[str, str]]):
         if kind == "*":
             units = _UNIT.findall(text)
             p = pos
-            for k, u in enumerate(units):
+            for u in units:
                 if u[0].isascii() and u[0].isalnum():
                     before = token[p - 1] if p > 0 else "^"
                     after = token[p + len(u)] if p + len(u) < len(token) else "$"

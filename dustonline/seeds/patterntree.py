@@ -57,8 +57,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ..rules.urls import host_of, light_normalize, split_authority
 
@@ -91,6 +91,9 @@ class Params:
     overlap: str = "source"  # "paper" (eq. 6) or "source" (ours, see the module docstring)
     walk_iterations: int = 200  # power iterations of the random walk [§5.3, pi = (P^T)^inf pi0]
     max_query_orders: int = 4  # ours: rules per source node, one per parameter order seen (patterntree_rules)
+
+
+DEFAULT_PARAMS = Params()  # the default of the functions that take params (frozen, so one instance serves all)
 
 
 # --------------------------------------------------------------------------- §2: key-value pairs
@@ -152,7 +155,7 @@ class Node:
     members: list  # indices into the site's KV list
     pattern: dict  # key -> literal value, STAR, or ABSENT; keys in key_order
     optional: frozenset  # STAR keys some members lack
-    parent: "Node | None" = None
+    parent: Node | None = None
     children: list = field(default_factory=list)
     split_key: str | None = None
 
@@ -390,7 +393,7 @@ def stable_energy(nodes: list[Node], rules: list[Candidate], iterations: int) ->
                 out[n.id][a.id] = max(out[n.id].get(a.id, 0.0), 1.0)
     pi = {n.id: float(n.volume) for n in nodes}
     for _ in range(iterations):
-        nxt = {i: 0.0 for i in pi}
+        nxt = dict.fromkeys(pi, 0.0)
         for i, e in pi.items():
             edges = out.get(i)
             tot = sum(edges.values()) if edges else 0.0

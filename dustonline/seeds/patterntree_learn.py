@@ -12,6 +12,7 @@ from ..rules.ruleset import rule_order
 from ..rules.urls import host_of, light_normalize, site_of_host
 from .dustlin import cluster_events
 from .patterntree import (
+    DEFAULT_PARAMS,
     KV,
     Candidate,
     Params,
@@ -40,7 +41,7 @@ def site_candidates(kvs: list[KV], cluster_of: list, params: Params) -> tuple[Pa
     return tree, qualified
 
 
-def learn_site(urls: list[str], clusters: list, params: Params = Params()) -> list:
+def learn_site(urls: list[str], clusters: list, params: Params = DEFAULT_PARAMS) -> list:
     """Rules (rules.Rule) for one site from its distinct URLs and their cluster ids."""
     kvs = [decompose(u) for u in urls]
     _, cands = site_candidates(kvs, clusters, params)

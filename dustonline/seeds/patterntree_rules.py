@@ -24,7 +24,7 @@ from collections import Counter
 
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import light_normalize
-from .patterntree import IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, key_order, target_rule
+from .patterntree import DEFAULT_PARAMS, IGNORE, KEEP, REPLACE, STAR, Candidate, Node, Params, key_order, target_rule
 
 _SCHEME = r"([a-zA-Z][a-zA-Z0-9+.\-]*)"
 _LABEL = r"([^./?#:@]+)"
@@ -115,7 +115,7 @@ def rule_id(hosts: list[str], context: str, transformation: str) -> str:
     return "r-" + h[:12]
 
 
-def to_rules(c: Candidate, kvs: list, params: Params = Params()) -> list[Rule]:
+def to_rules(c: Candidate, kvs: list, params: Params = DEFAULT_PARAMS) -> list[Rule]:
     """One Rule per parameter order of the source node seen in training."""
     hosts = sorted({kvs[i].host for i in c.source.members})
     torder = _query_orders(c.target, kvs, 1)
@@ -139,7 +139,7 @@ def to_rules(c: Candidate, kvs: list, params: Params = Params()) -> list[Rule]:
     return out
 
 
-def measure(c: Candidate, kvs: list, clusters: list, params: Params = Params()) -> tuple[int, int, float]:
+def measure(c: Candidate, kvs: list, clusters: list, params: Params = DEFAULT_PARAMS) -> tuple[int, int, float]:
     """(URLs the rule normalizes, support pairs, fpr) on the site's training URLs (§5.2.3,
     eq. 3), together with the target's own rule when c ignores some of its keys (a
     rule into t writes t's format; without it, t's URLs would keep the ignored values

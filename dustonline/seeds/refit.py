@@ -11,7 +11,7 @@ that applies the changes by newest version wins (``RuleBook``) holds exactly ``r
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from msgspec.structs import replace
 

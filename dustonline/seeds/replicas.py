@@ -59,17 +59,17 @@ Deviations, and why:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import mmh3
 
-from .dustlin import cluster_events
 from ..config import Config
 from ..events.event import FetchEvent
-from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..learner.induce import escape, escape_repl
+from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize, split_authority
+from .dustlin import cluster_events
 
 Collection = tuple[str, str]  # (host, path prefix): "" is the whole host
 Pair = tuple[Collection, Collection]  # ordered: a < b

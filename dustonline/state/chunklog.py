@@ -10,7 +10,8 @@ stale entries themselves (a URL refreshed into a later bucket, or already evicte
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .store import Table
 

@@ -14,8 +14,7 @@ negatives. Deleted keys stay set until the owner rebuilds.
 
 from __future__ import annotations
 
-from typing import Iterable
-
+from collections.abc import Iterable
 
 MIN_CAPACITY = 1 << 20  # keys; 4 MiB
 
@@ -31,7 +30,7 @@ class KeyFilter:
         self.n = 0
 
     @classmethod
-    def of(cls, keys: Iterable[str], count: int) -> "KeyFilter":
+    def of(cls, keys: Iterable[str], count: int) -> KeyFilter:
         f = cls(4 * count)
         for k in keys:
             f.add(k)

@@ -12,8 +12,9 @@ import itertools
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
@@ -37,7 +38,7 @@ class Table:
 
     def __init__(
         self,
-        backend: "_Backend",
+        backend: _Backend,
         name: str,
         cache_entries: int,
         keep: bool = True,
@@ -334,7 +335,7 @@ class Store:
         if self._cleanup:
             shutil.rmtree(self._cleanup, ignore_errors=True)
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
