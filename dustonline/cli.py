@@ -140,6 +140,26 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--drift-sites", type=int, metavar="N", help="sites whose URL scheme changes mid-stream (default 0)")
     s.add_argument("--drift-at", type=float, metavar="F", help="when, as a share of the stream's span (default 0.5)")
     s.add_argument("--layout", metavar="FILE", help="also write the sites and drift ground truth here (JSON)")
+    s.add_argument(
+        "--profile",
+        choices=("default", "longtail"),
+        default="default",
+        help="workload: default, or longtail (many small sites, each with its own names and DUST mix; "
+        "evaluation/longtail.py; --sites, --seed, --dup-rate, --noise apply, --pages does not)",
+    )
+    s.add_argument(
+        "--setting", metavar="FILE:NAME", help="longtail: a named fixed setting, e.g. configs/eval/tuning.yaml:t1-base"
+    )
+    s.add_argument("--median-pages", type=float, metavar="N", help="longtail: median pages per site (default 60)")
+    s.add_argument("--size-sigma", type=float, metavar="F", help="longtail: spread of log(site size) (default 1.3)")
+    s.add_argument("--max-pages", type=int, metavar="N", help="longtail: pages of the largest site (default 20000)")
+    s.add_argument("--compose", type=float, metavar="F", help="longtail: P(one more family per URL) (0.35)")
+    s.add_argument("--clean-share", type=float, metavar="F", help="longtail: sites without aliases (default 0.15)")
+    s.add_argument("--redirect-share", type=float, metavar="F", help="longtail: sites that redirect (default 0.3)")
+    s.add_argument(
+        "--case-sensitive-share", type=float, metavar="F", help="longtail: case-sensitive media sites (default 0.1)"
+    )
+    s.add_argument("--error-rate", type=float, metavar="F", help="longtail: mean share of non-2xx (default 0.02)")
     s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser("sketch", help="digest, simhash and length of a page body: the content fields of a fetch event")
@@ -463,6 +483,13 @@ def cmd_generate(args) -> int:
         if not (pos or opt):
             raise ValueError("generate: EVENTS and TRUTH files are required")
         paths.append(pos or opt)
+    from .evaluation import longtail
+
+    if args.profile == "longtail":
+        return longtail.generate_command(args, *paths)
+    given = [k for k in longtail.LONGTAIL_ONLY if getattr(args, k) is not None]
+    if given:
+        raise ValueError(f"generate: --{given[0].replace('_', '-')} needs --profile longtail")
     knobs = {
         "dup_rate": args.dup_rate,
         "noise": args.noise,

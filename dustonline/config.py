@@ -104,7 +104,7 @@ class Config(_Section):
 
     def check(self) -> Config:
         L, C, W, In = self.learning, self.clustering, self.window, self.input
-        problems = []
+        problems: list[str] = []
         _positive(problems, "learning.k", L.k, low=2)
         _positive(problems, "learning.card_set", L.card_set, low=1)
         _positive(problems, "learning.min_freq", L.min_freq, low=1)

@@ -23,7 +23,7 @@ from .generalize import escape
 @functools.lru_cache(maxsize=4096)
 def _template(transformation: str, ngroups: int) -> tuple:
     """Transformation parts as (kind, value, conversion): ("L", text, None) or ("G", n, conv)."""
-    out = []
+    out: list[tuple[str, str | int, str | None]] = []
     for p in parse_transformation(transformation, ngroups):
         if isinstance(p, str):
             out.append(("L", p, None))

@@ -25,7 +25,7 @@ class Consensus:
 
     def __init__(self, rows: list[list[str]]):
         self.rows = rows
-        self._cols = None
+        self._cols: list[Column] | None = None
 
     @classmethod
     def of_url(cls, url: str) -> Consensus:

@@ -16,6 +16,8 @@ group empties): rule ids and contexts stay stable while evidence accumulates.
 
 from __future__ import annotations
 
+from typing import cast
+
 import mmh3
 import msgspec
 
@@ -264,20 +266,21 @@ class Group:
             key = (sid, mk, rev)
             hit = cache.get(key) if cache is not None else None
             if hit is None:
-                parts = self._parts(mk.split("\x1d") if mk else [])
+                rparts = self._parts(mk.split("\x1d") if mk else [])
+                rctx: str | None
                 try:
-                    context, transformation = render(parts, card_set)
+                    rctx, rtrans = render(rparts, card_set)
                 except AmbiguousRule:
-                    context = None
+                    rctx = None
                 rid = "r-%012x" % (mmh3.hash64(sid + "\x1d" + mk, signed=False)[0] >> 16)
-                hit = (rid, context, transformation if context else None, tuple(sorted(mem["hosts"])), tuple(parts))
+                hit = (rid, rctx, rtrans if rctx else None, tuple(sorted(mem["hosts"])), tuple(rparts))
                 if cache is not None:
                     if len(cache) > 50_000:
                         cache.clear()
                     cache[key] = hit
             rid, context, transformation, hosts, parts = hit
-            if context is not None:
-                out.append(Candidate(rid, context, transformation, mem["n"], hosts, parts))
+            if context is not None:  # render's contexts start with "^": never "", so a transformation is there
+                out.append(Candidate(rid, context, cast(str, transformation), mem["n"], hosts, parts))
         return out
 
     def _parts(self, vkeys: list[str]) -> list[tuple]:

@@ -321,7 +321,8 @@ def skeleton(value: str) -> tuple[str, ...]:
 
 def segments(value: str) -> list[str]:
     """The texts that ``skeleton`` abstracts, in order."""
-    segs, cur = [], []
+    segs: list[str] = []
+    cur: list[str] = []
     for ch in value:
         if ch in DELIMITERS:
             if cur:

@@ -87,7 +87,7 @@ def set_gain(urls: Iterable[tuple[str, str]], old: Callable[[str], Rules], new: 
     old_pure: Counter = Counter()
     new_blocks: Counter = Counter()
     new_pure: Counter = Counter()
-    on_host: dict[str, tuple[list, list]] = {}  # each host's two rule lists, built once
+    on_host: dict[str, tuple[list, list | None]] = {}  # each host's two rule lists, built once
     for url, cid in urls:
         h = host_of(url)
         both = on_host.get(h)

@@ -117,7 +117,9 @@ def variant(parts: list[tuple], perms: list, lower: bool, card_set: int) -> tupl
     if fits:
         g = pre_groups = re.compile(ctx).groups
         n = len(pairs)
-        branches, krefs, vrefs = [], [[] for _ in range(n)], [[] for _ in range(n)]
+        branches: list[str] = []
+        krefs: list[list[int]] = [[] for _ in range(n)]
+        vrefs: list[list[int]] = [[] for _ in range(n)]
         for keys, orders, bits in sorted(fits):
             for order in orders:
                 if order == keys:
@@ -246,8 +248,8 @@ class KVRules:
             if want != used:
                 hosts.update(used[2] if used else ())
                 hosts.update(want[2] if want else ())
-                r.used = want  # type: ignore[union-attr]
-                if want is None and r.n <= 0:  # type: ignore[union-attr]
+                r.used = want
+                if want is None and r.n <= 0:
                     self.table.pop(key)
                 else:
                     self.table[key] = r

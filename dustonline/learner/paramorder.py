@@ -83,7 +83,10 @@ def order_rule(keys: list[str], orders: list[list[str]], bits: list[int]) -> tup
     """The permutation rule of one key set: any seen order -> sorted order, the rest of
     the URL kept. The sorted branch is in it so that pairs (sorted, other) count as its
     support."""
-    branches, krefs, vrefs, g = [], [[] for _ in keys], [[] for _ in keys], 1
+    branches: list[str] = []
+    krefs: list[list[int]] = [[] for _ in keys]
+    vrefs: list[list[int]] = [[] for _ in keys]
+    g = 1
     for order in [keys] + [o for o in orders if o != keys]:
         rx, kr, vr = branch(keys, order, bits, g)
         g += 2 * len(keys)

@@ -4,6 +4,8 @@ existed, so state directories written then still load."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from .generalize import Contribution
@@ -92,7 +94,7 @@ class CandRec(msgspec.Struct, kw_only=True, omit_defaults=True):
 class GroupRec(msgspec.Struct):
     """A shape group (table ``group``): its generalization state and its candidates."""
 
-    shape: list
+    shape: Sequence  # a tuple as built, a list as read back (msgspec: an array either way)
     st: dict
     cands: list[str] = []
 

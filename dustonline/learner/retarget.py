@@ -6,6 +6,7 @@ crawler already holds stay, and no two rules chase each other."""
 from __future__ import annotations
 
 import heapq
+from typing import cast
 
 from ..rules.ruleset import ACTIVE, CompiledRule, Rule
 from ..rules.urls import host_of, light_normalize, site_of_host
@@ -91,7 +92,7 @@ class Retargeter:
                 by, other = keys[key]
                 examples.setdefault(by, []).append((url, other))
                 if agree:
-                    out_ = r.apply(url)
+                    out_ = cast(str, r.apply(url))  # mine: URLs this rule's context matches
                     agree = out_ == key or light_normalize(out_) == key
         if not examples or agree:
             return None

@@ -225,7 +225,7 @@ def learn_site(site: str, recs: list[Record], p: Params) -> SiteResult:
     res.kept = eliminate_redundancies(res.likely, p)
     res.params = parameter_rules(recs, p)
     valid = validate_rules(res.kept, res.params, recs, p) if p.validate else _unvalidated(res.kept, res.params)
-    pairs = []
+    pairs: list[tuple[DRule, Rule]] = []
     for d in valid:
         r = single_rule(d, recs)
         if r is not None and r.id not in {q.id for _, q in pairs}:

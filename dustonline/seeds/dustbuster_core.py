@@ -208,7 +208,11 @@ def detect_likely(recs: list[Record], p: Params) -> list[Likely]:
     for _ in range(max(len(r.tokens) for r in recs) + 1):
         pow_.append(pow_[-1] * _B & _MASK)
     POW = np.array(pow_, dtype=np.uint64)
-    U, I, J, ENV, SUB = [], [], [], [], []
+    Us: list[np.ndarray] = []  # per record; concatenated into U, I, J, ENV, SUB below
+    Is: list[np.ndarray] = []
+    Js: list[np.ndarray] = []
+    ENVs: list[np.ndarray] = []
+    SUBs: list[np.ndarray] = []
     for k, r in enumerate(recs):
         t = r.tokens
         n = len(t)
@@ -221,19 +225,19 @@ def detect_likely(recs: list[Record], p: Params) -> list[Likely]:
         i, j = _spans(n, p.S)
         L = (j - i).astype(np.uint64)
         # substring tokens[i:j] and envelope (tokens[:i], tokens[j:]) as 64-bit keys
-        SUB.append((PH[j] - PH[i] * POW[j - i]) * np.uint64(0x9E3779B97F4A7C15) + L)
-        ENV.append(
+        SUBs.append((PH[j] - PH[i] * POW[j - i]) * np.uint64(0x9E3779B97F4A7C15) + L)
+        ENVs.append(
             PH[i] * np.uint64(0xC2B2AE3D27D4EB4F)
             + SH[j] * np.uint64(0x165667B19E3779F9)
             + i.astype(np.uint64) * np.uint64(0x27D4EB2F165667C5)
             + (n - j).astype(np.uint64)
         )
-        U.append(np.full(len(i), k, dtype=np.int32))
-        I.append(i)
-        J.append(j)
-    U, I, J = np.concatenate(U), np.concatenate(I), np.concatenate(J)
+        Us.append(np.full(len(i), k, dtype=np.int32))
+        Is.append(i)
+        Js.append(j)
+    U, I, J = np.concatenate(Us), np.concatenate(Is), np.concatenate(Js)
     ev = _Evidence(recs, p)
-    ENV, SUB = np.concatenate(ENV), np.concatenate(SUB)
+    ENV, SUB = np.concatenate(ENVs), np.concatenate(SUBs)
     order = np.argsort(ENV, kind="stable")  # line 11: group by envelope
     env = ENV[order]
     starts = np.flatnonzero(np.r_[True, env[1:] != env[:-1]])

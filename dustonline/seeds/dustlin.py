@@ -13,11 +13,12 @@ config with no eviction, DustLin here and ``OnlineLearner`` agree on the candida
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from ..config import Config
 from ..events.event import FetchEvent
 from ..learner import holdout as split
-from ..learner.align import linear_alignment, progressive_alignment
+from ..learner.align import Consensus, linear_alignment, progressive_alignment
 from ..learner.clusters import ClusterIndex, url_key
 from ..learner.generalize import Group, contribution
 from ..learner.induce import parts_of
@@ -61,7 +62,8 @@ def learn(events: Iterable[FetchEvent], config: Config | None = None, aligner: s
         if len(urls) < 2 or len(urls) > L.max_cluster_urls or not split.trains(cid, L.holdout):
             continue
         sample = urls[: L.k]
-        cons = linear_alignment(sample, L.k) if aligner == "dustlin" else progressive_alignment(sample)
+        # two URLs or more: an alignment, never None
+        cons = cast(Consensus, linear_alignment(sample, L.k) if aligner == "dustlin" else progressive_alignment(sample))
         parts = parts_of(cons, L.max_noise)
         if parts is None:
             continue

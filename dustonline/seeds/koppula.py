@@ -137,7 +137,7 @@ class Tokenizer:
         t = None
         if p is not None:
             h = host_of(url)
-            deep = {}
+            deep: dict[int | str, tuple[str, ...]] = {}  # component number or query key -> its tokens
             for x, c in enumerate(p.comps[2:], 3):
                 deep[x] = self.deep.get((h, x), {}).get(c, (c,))
             for name, val in p.query or ():
@@ -193,7 +193,8 @@ def _value_index(u: Tok, first: range):
     for name, val in u.parsed.query or ():
         d = u.deep_of(name) if val is not None else ()
         named.extend((t, deep_view(("q", name), i, len(d))) for i, t in enumerate(d, 1) if len(d) > 1)
-    exact, conv = {}, {}
+    exact: dict[str, tuple] = {}
+    conv: dict[str, tuple] = {}
     for val, key in named:
         if not val:
             continue
@@ -244,6 +245,7 @@ def pairwise(u: Tok, v: Tok):
     if L or mid:
         anchor = ("e", Q, L) if Q < P else ("s", P, L)
         edit = (anchor, tuple(_pieces(w, v.deep_of(P + 1 + k), exact, conv) for k, w in enumerate(mid)))
+    query: str | tuple | None
     if v.parsed.query == u.parsed.query:
         query = "copy"
     elif v.parsed.query is None:
@@ -309,10 +311,10 @@ def learn(
         for i, g in enumerate(gen):
             by_ctx.setdefault(freeze(g), []).append(i)
         for fctx in sorted(tgen, key=repr):
-            t = tgen[fctx]
+            tcls = tgen[fctx]
             idx = by_ctx[fctx]
             srcs = [rules[i][0] for i in idx]
-            out = translate(dict(fctx), t, srcs)
+            out = translate(dict(fctx), tcls, srcs)
             if out is None:
                 continue
             rx, trans = out
@@ -329,7 +331,7 @@ def learn(
             except Exception:  # noqa: BLE001 - a generalized context or template that does not compile: not a rule
                 continue
             # it must map the pair-wise sources of its own class to their targets
-            if not any(cr.apply(rules[i][0].url) == rules[i][1].url for i in idx if rules[i][2] == t):
+            if not any(cr.apply(rules[i][0].url) == rules[i][1].url for i in idx if rules[i][2] == tcls):
                 continue
             c = cands.setdefault((key[0], rx, trans), [rule, cr, 0])
             c[2] += len(idx)
@@ -339,8 +341,8 @@ def learn(
     by_host: dict[str, list[tuple[str, str]]] = {}
     for cid in sorted(members):
         if split.validates(cid, cfg.learning.holdout):
-            for u in members[cid]:
-                by_host.setdefault(host_of(u), []).append((u, cid))
+            for url in members[cid]:
+                by_host.setdefault(host_of(url), []).append((url, cid))
     kept: list[Rule] = []
     for host, rx, trans in sorted(cands):
         rule, cr, freq = cands[(host, rx, trans)]

@@ -397,7 +397,7 @@ def stable_energy(nodes: list[Node], rules: list[Candidate], iterations: int) ->
         for i, e in pi.items():
             edges = out.get(i)
             tot = sum(edges.values()) if edges else 0.0
-            if not tot:
+            if not edges or not tot:  # (no edges: tot is 0.0)
                 nxt[i] += e
                 continue
             nxt[i] += e / 2

@@ -118,8 +118,8 @@ def rule_id(hosts: list[str], context: str, transformation: str) -> str:
 def to_rules(c: Candidate, kvs: list, params: Params = DEFAULT_PARAMS) -> list[Rule]:
     """One Rule per parameter order of the source node seen in training."""
     hosts = sorted({kvs[i].host for i in c.source.members})
-    torder = _query_orders(c.target, kvs, 1)
-    torder = torder[0] if torder else ()
+    torders = _query_orders(c.target, kvs, 1)
+    torder = torders[0] if torders else ()
     out = []
     for q in _query_orders(c.source, kvs, params.max_query_orders):
         ctx, groups = context_of(c.source, q)

@@ -172,8 +172,12 @@ class _Backend:
     def write(self, prefix: bytes, pending: dict[str, Any], deleted: Any, encode) -> None:
         """Write ``pending`` (str key -> value, ``deleted`` for a delete) under ``prefix``."""
 
-    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
-    def scan_keys(self, prefix: bytes) -> Iterator[bytes]: ...
+    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        raise NotImplementedError  # every backend has its own
+
+    def scan_keys(self, prefix: bytes) -> Iterator[bytes]:
+        raise NotImplementedError
+
     def delete_range(self, start: bytes, end: bytes) -> None: ...
     def sync(self) -> None: ...
     def close(self) -> None: ...
@@ -237,7 +241,8 @@ class _RocksBackend(_Backend):
         # between checkpoints loses buffered state anyway; ``sync`` at a checkpoint
         # persists the memtable instead.
         wo = WriteOptions()
-        wo.disable_wal = True
+        # rocksdict.pyi declares disable_wal a method; it is a settable property (0.3.29)
+        wo.disable_wal = True  # type: ignore[method-assign, assignment]
         self.db.set_write_options(wo)
 
     def get(self, key):
