@@ -201,3 +201,17 @@ def test_every_option_of_every_command_has_help():
     assert {"replay", "subscribe", "worker"} <= set(commands), "the dustonline_stream commands are not registered"
     assert "--from-topic" in commands["canonicalize"]._option_string_actions
     assert list(_options_without_help(parser, ["dustonline"])) == []
+
+
+def test_generate_longtail_profile_writes_a_fixed_setting(tmp_path):
+    """generate --profile longtail --setting FILE:NAME writes exactly that setting's stream;
+    a long-tail knob without the profile is refused."""
+    from dustonline.evaluation import longtail
+
+    ev, tr = tmp_path / "ev.jsonl", tmp_path / "tr.jsonl"
+    run("generate", ev, tr, "--profile", "longtail", "--setting", "configs/eval/tuning.yaml:t6-tiny-sites")
+    want_ev, want_tr = tmp_path / "want.jsonl", tmp_path / "want_tr.jsonl"
+    longtail.write_stream(longtail.load_settings("configs/eval/tuning.yaml")["t6-tiny-sites"], want_ev, want_tr)
+    assert ev.read_bytes() == want_ev.read_bytes() and tr.read_bytes() == want_tr.read_bytes()
+    p = run("generate", ev, tr, "--median-pages", "5", check=False)
+    assert p.returncode == 2 and "--median-pages needs --profile longtail" in p.stderr
