@@ -13,5 +13,7 @@
 """
 
 if __name__ != "dustonline_stream":  # imported from a checkout as ``stream``
-    raise ImportError(f"dustonline's Kafka layer is installed as dustonline_stream, not {__name__}: "
-                      "use e.g. `from dustonline_stream.subscriber import RuleSubscriber`")
+    raise ImportError(
+        f"dustonline's Kafka layer is installed as dustonline_stream, not {__name__}: "
+        "use e.g. `from dustonline_stream.subscriber import RuleSubscriber`"
+    )

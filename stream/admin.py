@@ -23,14 +23,25 @@ def ensure_topics(cfg: Config, timeout_s: float = 30.0, internal: list[str] = ()
     from kafka.errors import TopicAlreadyExistsError
 
     K = cfg.kafka
-    admin = KafkaAdminClient(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id + "-admin",
-                             request_timeout_ms=int(timeout_s * 1000), **clients.security(cfg))
+    admin = KafkaAdminClient(
+        bootstrap_servers=K.bootstrap_servers.split(","),
+        client_id=K.client_id + "-admin",
+        request_timeout_ms=int(timeout_s * 1000),
+        **clients.security(cfg),
+    )
     try:
         want = {
             K.pages_topic: NewTopic(K.pages_topic, K.partitions, K.replication_factor),
-            K.rules_topic: NewTopic(K.rules_topic, 1, K.replication_factor,
-                                    topic_configs={"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1",
-                                                   "segment.ms": "3600000"}),
+            K.rules_topic: NewTopic(
+                K.rules_topic,
+                1,
+                K.replication_factor,
+                topic_configs={
+                    "cleanup.policy": "compact",
+                    "min.cleanable.dirty.ratio": "0.1",
+                    "segment.ms": "3600000",
+                },
+            ),
             K.dlq_topic: NewTopic(K.dlq_topic, 1, K.replication_factor),
             **{name: NewTopic(name, K.partitions, K.replication_factor) for name in internal},
         }
@@ -52,6 +63,8 @@ def ensure_topics(cfg: Config, timeout_s: float = 30.0, internal: list[str] = ()
         admin.close()
     n = meta.get(K.pages_topic)
     if n is not None and n != K.partitions:
-        raise ConfigError(f"kafka.partitions is {K.partitions} but topic {K.pages_topic} has {n} partitions: "
-                          f"set kafka.partitions: {n} (the state changelog follows the topic)")
+        raise ConfigError(
+            f"kafka.partitions is {K.partitions} but topic {K.pages_topic} has {n} partitions: "
+            f"set kafka.partitions: {n} (the state changelog follows the topic)"
+        )
     return meta

@@ -57,6 +57,7 @@ def credentials(cfg: Config):
         if K.ssl_certfile:
             ctx.load_cert_chain(K.ssl_certfile, K.ssl_keyfile or None)
     if K.security_protocol.startswith("SASL"):
-        return faust.SASLCredentials(username=K.sasl_username, password=clients.sasl_password(cfg), ssl_context=ctx,
-                                     mechanism=K.sasl_mechanism)
+        return faust.SASLCredentials(
+            username=K.sasl_username, password=clients.sasl_password(cfg), ssl_context=ctx, mechanism=K.sasl_mechanism
+        )
     return faust.SSLCredentials(ctx)

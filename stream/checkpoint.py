@@ -77,8 +77,10 @@ class Checkpoints:
         for k, v in records:
             size += len(k) + (len(v) if v is not None else 0) + 16
             if batch.append(timestamp=None, key=k, value=v) is None:
-                raise RuntimeError(f"checkpoint of partition {p} over {MAX_CHECKPOINT_BYTES >> 20} MiB "
-                                   f"({len(records)} records): lower kafka.checkpoint_every")
+                raise RuntimeError(
+                    f"checkpoint of partition {p} over {MAX_CHECKPOINT_BYTES >> 20} MiB "
+                    f"({len(records)} records): lower kafka.checkpoint_every"
+                )
         sent = faust_compat.queue_batch_now(aio, batch, topic, p)
         self.metrics.checkpoint_bytes.observe(size)
         data, ftp, count, parts, ps = self.table.data, TP(topic, p), len(records), self.parts, self.parts.get(p)

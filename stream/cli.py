@@ -19,8 +19,12 @@ def register(sub: argparse._SubParsersAction, rule_sources: dict) -> None:
     the commands in ``rule_sources`` (command -> its mutually exclusive source group)."""
     canon = sub.choices["canonicalize"]
     rule_sources["canonicalize"].add_argument(
-        "--from-topic", dest="rule_source", action="store_const", const=rules_from_topic,
-        help="the live rule set from the rules topic (Kafka)")
+        "--from-topic",
+        dest="rule_source",
+        action="store_const",
+        const=rules_from_topic,
+        help="the live rule set from the rules topic (Kafka)",
+    )
     canon.add_argument("--config", metavar="FILE", help="with --from-topic: broker and topic names")
     canon.add_argument("--timeout", type=float, default=60.0, help="with --from-topic: seconds to wait for the topic")
 
@@ -28,13 +32,22 @@ def register(sub: argparse._SubParsersAction, rule_sources: dict) -> None:
     s.add_argument("inputs", nargs="+", metavar="INPUT", help="event files, any format learn reads")
     s.add_argument("--topic", help="default: kafka.pages_topic of the config")
     s.add_argument("--rate", type=float, help="events per second at most (default: as fast as possible)")
-    s.add_argument("--batch", type=int, default=1, metavar="N",
-                   help="up to N events of one partition per message (JSON lines; default 1: one event per "
-                        "message). A worker learns 100-event messages about 2.6x faster")
+    s.add_argument(
+        "--batch",
+        type=int,
+        default=1,
+        metavar="N",
+        help="up to N events of one partition per message (JSON lines; default 1: one event per "
+        "message). A worker learns 100-event messages about 2.6x faster",
+    )
     s.add_argument("--config", metavar="FILE", help="YAML config; the kafka section names broker and topics")
     s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
-    s.add_argument("--dead-letter", default="dead-letter.jsonl", metavar="FILE",
-                   help="rejected records with reasons (default: %(default)s)")
+    s.add_argument(
+        "--dead-letter",
+        default="dead-letter.jsonl",
+        metavar="FILE",
+        help="rejected records with reasons (default: %(default)s)",
+    )
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_replay)
 
@@ -49,13 +62,18 @@ def register(sub: argparse._SubParsersAction, rule_sources: dict) -> None:
     s = sub.add_parser("worker", help="run a learning worker on the pages topic (Kafka, Faust); several form a group")
     s.add_argument("--config", metavar="FILE", help="YAML config; the kafka section names broker, topics, group")
     s.add_argument("--data-dir", metavar="DIR", help="local state directory (default: kafka.data_dir)")
-    s.add_argument("--web-port", type=int, metavar="PORT", help="Prometheus /metrics port (default: kafka.web_port; 0 = off)")
+    s.add_argument(
+        "--web-port", type=int, metavar="PORT", help="Prometheus /metrics port (default: kafka.web_port; 0 = off)"
+    )
     s.set_defaults(func=cmd_worker)
 
 
 def _not_read(topic: str, cfg, timeout: float) -> None:
-    print(f"dustonline: error: rules topic {topic} not read within {timeout:.0f} s "
-          f"(broker {cfg.kafka.bootstrap_servers} down, or no such topic?)", file=sys.stderr)
+    print(
+        f"dustonline: error: rules topic {topic} not read within {timeout:.0f} s "
+        f"(broker {cfg.kafka.bootstrap_servers} down, or no such topic?)",
+        file=sys.stderr,
+    )
 
 
 def rules_from_topic(args):
@@ -84,8 +102,11 @@ def cmd_replay(args) -> int:
         if bar is not None:
             bar.close()
     rate = r["sent"] / r["seconds"] if r["seconds"] > 0 else 0.0
-    print(f"sent {r['sent']:,} events to {r['topic']} ({rate:,.0f}/s, {r['seconds']:.1f} s); "
-          f"rejected {r['rejected']:,} {r['rejected_by_reason']}".rstrip(), file=sys.stderr)
+    print(
+        f"sent {r['sent']:,} events to {r['topic']} ({rate:,.0f}/s, {r['seconds']:.1f} s); "
+        f"rejected {r['rejected']:,} {r['rejected_by_reason']}".rstrip(),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -120,8 +141,10 @@ def cmd_worker(args) -> int:
     try:
         from .worker import Worker
     except ImportError as e:
-        print(f"dustonline: error: the worker needs the stream extra: pip install 'dustonline[stream]' ({e})",
-              file=sys.stderr)
+        print(
+            f"dustonline: error: the worker needs the stream extra: pip install 'dustonline[stream]' ({e})",
+            file=sys.stderr,
+        )
         return 2
     cfg = load_config(args.config)
     if args.data_dir:

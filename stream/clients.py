@@ -17,11 +17,21 @@ def security(cfg: Config) -> dict:
     K = cfg.kafka
     opts: dict = {"security_protocol": K.security_protocol}
     if K.security_protocol.endswith("SSL"):
-        opts.update({k: v for k, v in (("ssl_cafile", K.ssl_cafile), ("ssl_certfile", K.ssl_certfile),
-                                       ("ssl_keyfile", K.ssl_keyfile)) if v})
+        opts.update(
+            {
+                k: v
+                for k, v in (
+                    ("ssl_cafile", K.ssl_cafile),
+                    ("ssl_certfile", K.ssl_certfile),
+                    ("ssl_keyfile", K.ssl_keyfile),
+                )
+                if v
+            }
+        )
     if K.security_protocol.startswith("SASL"):
-        opts.update(sasl_mechanism=K.sasl_mechanism, sasl_plain_username=K.sasl_username,
-                    sasl_plain_password=sasl_password(cfg))
+        opts.update(
+            sasl_mechanism=K.sasl_mechanism, sasl_plain_username=K.sasl_username, sasl_plain_password=sasl_password(cfg)
+        )
     return opts
 
 
@@ -29,7 +39,14 @@ def producer(cfg: Config, **extra):
     from kafka import KafkaProducer
 
     K = cfg.kafka
-    opts = dict(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id,
-                acks="all", linger_ms=20, batch_size=256 * 1024, retries=10, **security(cfg))
+    opts = dict(
+        bootstrap_servers=K.bootstrap_servers.split(","),
+        client_id=K.client_id,
+        acks="all",
+        linger_ms=20,
+        batch_size=256 * 1024,
+        retries=10,
+        **security(cfg),
+    )
     opts.update(extra)
     return KafkaProducer(**opts)

@@ -51,7 +51,8 @@ def check_versions() -> dict[str, str]:
         raise UnsupportedVersion(
             f"{'; '.join(problems)}. dustonline_stream.faust_compat uses private internals of these "
             "versions: install them (pip install 'dustonline[stream]'), or test the worker against the "
-            "installed ones and widen SUPPORTED there and the stream extra of pyproject.toml")
+            "installed ones and widen SUPPORTED there and the stream extra of pyproject.toml"
+        )
     return found
 
 

@@ -32,8 +32,19 @@ log = logging.getLogger("dustonline.worker")
 class Partition:
     """One assigned partition: its learner, and the events taken but not yet acked."""
 
-    __slots__ = ("p", "backend", "learner", "applied", "last_offset", "pending", "since_checkpoint",
-                 "since_flush", "last_seen", "marker_sent", "seeking")
+    __slots__ = (
+        "p",
+        "backend",
+        "learner",
+        "applied",
+        "last_offset",
+        "pending",
+        "since_checkpoint",
+        "since_flush",
+        "last_seen",
+        "marker_sent",
+        "seeking",
+    )
 
     def __init__(self, p: int, backend: FaustTableBackend, learner: OnlineLearner):
         self.p = p
@@ -41,16 +52,17 @@ class Partition:
         self.learner = learner
         self.applied = backend.applied_offset  # events at or below it are in the state already
         self.last_offset = self.applied
-        self.pending: list = []                # Faust events to ack at the next checkpoint
+        self.pending: list = []  # Faust events to ack at the next checkpoint
         self.since_checkpoint = 0
-        self.since_flush = 0                   # learned events whose rules are not derived yet
+        self.since_flush = 0  # learned events whose rules are not derived yet
         self.last_seen = time.monotonic()
         self.marker_sent = False
-        self.seeking = True                    # until the event after ``applied`` arrives
+        self.seeking = True  # until the event after ``applied`` arrives
 
 
 class LearnAgent:
     def __init__(self, cfg: Config, app, table, partials_topic: str, outputs: Outputs, metrics: WorkerMetrics):
+        self._seeks: set[asyncio.Future] = set()
         self.cfg = cfg
         self.K = cfg.kafka
         self.app = app
@@ -90,7 +102,9 @@ class LearnAgent:
         # again from the event after the checkpoint
         from faust.types import TP
 
-        asyncio.ensure_future(self.app.consumer.seek(TP(self.K.pages_topic, p), ps.applied + 1))
+        seek = asyncio.ensure_future(self.app.consumer.seek(TP(self.K.pages_topic, p), ps.applied + 1))
+        self._seeks.add(seek)  # the loop keeps only a weak reference to a task
+        seek.add_done_callback(self._seeks.discard)
         log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.stats.events)
         return ps
 
@@ -206,6 +220,13 @@ class LearnAgent:
 
     def summary(self) -> dict:
         """The learners of this worker's partitions: events learned, offsets, counts."""
-        return {str(p): {"applied_offset": ps.applied, "last_offset": ps.last_offset,
-                         "pending": len(ps.pending), "since_flush": ps.since_flush, **ps.learner.summary()}
-                for p, ps in sorted(self.parts.items())}
+        return {
+            str(p): {
+                "applied_offset": ps.applied,
+                "last_offset": ps.last_offset,
+                "pending": len(ps.pending),
+                "since_flush": ps.since_flush,
+                **ps.learner.summary(),
+            }
+            for p, ps in sorted(self.parts.items())
+        }

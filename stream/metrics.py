@@ -18,17 +18,32 @@ class WorkerMetrics:
     def __init__(self, registry: CollectorRegistry = REGISTRY):
         r = registry
         self.events = Counter("dustonline_events", "events read from the pages topic", registry=r)
-        self.rejected = Counter("dustonline_rejected_events", "events sent to the dead-letter topic", ["reason"], registry=r)
+        self.rejected = Counter(
+            "dustonline_rejected_events", "events sent to the dead-letter topic", ["reason"], registry=r
+        )
         self.rule_changes = Counter("dustonline_rule_changes", "rule records published", ["status"], registry=r)
         self.checkpoints = Counter("dustonline_checkpoints", "state checkpoints written", registry=r)
-        self.checkpoint_records = Counter("dustonline_checkpoint_records", "state records written to the changelog", registry=r)
-        self.checkpoint_bytes = Histogram("dustonline_checkpoint_bytes", "size of a checkpoint's changelog batch",
-                                          buckets=(1e4, 1e5, 1e6, 4e6, 16e6, 64e6), registry=r)
-        self.busy = Counter("dustonline_learn_busy_seconds", "time the learn agent spent learning and "
-                            "checkpointing (not waiting for input)", registry=r)
+        self.checkpoint_records = Counter(
+            "dustonline_checkpoint_records", "state records written to the changelog", registry=r
+        )
+        self.checkpoint_bytes = Histogram(
+            "dustonline_checkpoint_bytes",
+            "size of a checkpoint's changelog batch",
+            buckets=(1e4, 1e5, 1e6, 4e6, 16e6, 64e6),
+            registry=r,
+        )
+        self.busy = Counter(
+            "dustonline_learn_busy_seconds",
+            "time the learn agent spent learning and checkpointing (not waiting for input)",
+            registry=r,
+        )
         self.checkpoint_seconds = Histogram("dustonline_checkpoint_seconds", "time to write a checkpoint", registry=r)
-        self.delay = Histogram("dustonline_event_delay_seconds", "from an event's record timestamp to its learning",
-                               buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30), registry=r)
+        self.delay = Histogram(
+            "dustonline_event_delay_seconds",
+            "from an event's record timestamp to its learning",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+            registry=r,
+        )
         self.lag = Gauge("dustonline_lag_events", "pages events not yet learned", ["partition"], registry=r)
         self.partitions = Gauge("dustonline_partitions", "pages partitions assigned to this worker", registry=r)
         self.clusters = Gauge("dustonline_clusters", "dup-clusters in the window", ["partition"], registry=r)

@@ -34,8 +34,14 @@ class Outputs:
         if self._kafka is None:
             # one request in flight: rule records of one id stay in order on retries; a
             # broker away for minutes is waited out, not dropped (delivery is checked)
-            self._kafka = clients.producer(self.cfg, linger_ms=2, max_in_flight_requests_per_connection=1,
-                                           retries=2**31 - 1, max_block_ms=10_000, delivery_timeout_ms=600_000)
+            self._kafka = clients.producer(
+                self.cfg,
+                linger_ms=2,
+                max_in_flight_requests_per_connection=1,
+                retries=2**31 - 1,
+                max_block_ms=10_000,
+                delivery_timeout_ms=600_000,
+            )
         return self._kafka
 
     def send(self, topic: str, key, value, **kw) -> None:
@@ -60,8 +66,11 @@ class Outputs:
         futures, self._unconfirmed = self._unconfirmed, []
         failed = [f for f in futures if f.failed()]
         if failed:
-            log.critical("%d records were not delivered (%s): exiting to restart from the last checkpoint",
-                         len(failed), failed[0].exception)
+            log.critical(
+                "%d records were not delivered (%s): exiting to restart from the last checkpoint",
+                len(failed),
+                failed[0].exception,
+            )
             logging.shutdown()
             os._exit(75)
 
@@ -81,9 +90,16 @@ class Outputs:
             text, enc = raw.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
             text, enc = base64.b64encode(raw).decode(), "base64"
-        rec = {"reason": reason, "detail": detail, "topic": msg.topic, "partition": msg.partition,
-               "offset": msg.offset, "key": (msg.key or b"").decode("utf-8", "replace"),
-               "raw": text[:65536], "encoding": enc}
+        rec = {
+            "reason": reason,
+            "detail": detail,
+            "topic": msg.topic,
+            "partition": msg.partition,
+            "offset": msg.offset,
+            "key": (msg.key or b"").decode("utf-8", "replace"),
+            "raw": text[:65536],
+            "encoding": enc,
+        }
         if line is not None:
             rec["line"] = line  # of a batch message (header dustonline-format: jsonl), from 0
         self.send(self.cfg.kafka.dlq_topic, msg.key, _json.encode(rec))

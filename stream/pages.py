@@ -51,8 +51,13 @@ class Packer:
     def _send(self, p: int):
         b = self.buf.pop(p)
         self.messages += 1
-        return self.prod.send(self.topic, key=self.keys.pop(p), value=topics.batch_value(b), partition=p,
-                              headers=[(topics.FORMAT_HEADER, topics.JSONL)])
+        return self.prod.send(
+            self.topic,
+            key=self.keys.pop(p),
+            value=topics.batch_value(b),
+            partition=p,
+            headers=[(topics.FORMAT_HEADER, topics.JSONL)],
+        )
 
     def flush(self) -> list:
         """Send every pack; their futures."""
@@ -65,8 +70,15 @@ class PagePublisher:
     Delivery is checked: a record the producer could not deliver makes the next
     ``flush`` (and ``close``) raise, instead of the events being lost unseen."""
 
-    def __init__(self, cfg: Config | None = None, *, topic: str | None = None, batch: int = 100,
-                 linger_ms: float = 50, producer=None):
+    def __init__(
+        self,
+        cfg: Config | None = None,
+        *,
+        topic: str | None = None,
+        batch: int = 100,
+        linger_ms: float = 50,
+        producer=None,
+    ):
         if batch < 1:
             raise ValueError(f"batch must be >= 1, got {batch}")
         if linger_ms <= 0:
@@ -103,12 +115,21 @@ class PagePublisher:
                     self._futures.append(fut)
             self.events += 1
 
-    def send_page(self, url: str, body: bytes, *, ts: Any = None, status: int = 200,
-                  content_type: str | None = None, **fields: Any) -> FetchEvent:
+    def send_page(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        ts: Any = None,
+        status: int = 200,
+        content_type: str | None = None,
+        **fields: Any,
+    ) -> FetchEvent:
         """Sketch the page body (digest, simhash, length: ``dustonline sketch``) and send
         the event; ``fields`` are further event fields, such as ``canonical``."""
-        ev = event_from_dict({**sketch_event(body, url, ts, status, content_type), **fields},
-                             self.cfg.input.max_url_length)
+        ev = event_from_dict(
+            {**sketch_event(body, url, ts, status, content_type), **fields}, self.cfg.input.max_url_length
+        )
         self.send(ev)
         return ev
 
@@ -129,8 +150,9 @@ class PagePublisher:
         error = error or self._error
         if failed or error is not None:
             why = error if error is not None else failed[0].exception
-            raise RuntimeError(f"{len(failed)} of {len(futures)} page messages were not delivered "
-                               f"to {self.topic}: {why}")
+            raise RuntimeError(
+                f"{len(failed)} of {len(futures)} page messages were not delivered to {self.topic}: {why}"
+            )
 
     @property
     def messages(self) -> int:
@@ -142,7 +164,7 @@ class PagePublisher:
                 try:
                     if self._packer is not None:
                         self._futures += self._packer.flush()
-                except Exception as e:  # no metadata for minutes: the next flush raises it
+                except Exception as e:  # noqa: BLE001 (kept, and raised by the next flush: no metadata for minutes)
                     self._error = e
                     return
                 # keep only what is pending or failed: memory stays flat on a long crawl
@@ -162,7 +184,7 @@ class PagePublisher:
                 except KafkaError as e:  # a refused batch kafka-python still holds: flush said so
                     log.warning("closing the pages producer: %s", e)
 
-    def __enter__(self) -> "PagePublisher":
+    def __enter__(self) -> PagePublisher:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,7 +13,7 @@ one event per message, with the worker's per-message cost shared by the batch.
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from dustonline.config import Config
 from dustonline.events.deadletter import DeadLetter
@@ -23,9 +23,17 @@ from . import clients, topics
 from .pages import Packer
 
 
-def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: float | None = None,
-           fmt: str | None = None, dead_letter: str | None = None, progress=None, producer=None,
-           batch: int = 1) -> dict:
+def replay(
+    inputs: Iterable[str],
+    cfg: Config,
+    topic: str | None = None,
+    rate: float | None = None,
+    fmt: str | None = None,
+    dead_letter: str | None = None,
+    progress=None,
+    producer=None,
+    batch: int = 1,
+) -> dict:
     if batch < 1:
         raise ValueError(f"--batch must be >= 1, got {batch}")
     topic = topic or cfg.kafka.pages_topic
@@ -66,5 +74,11 @@ def replay(inputs: Iterable[str], cfg: Config, topic: str | None = None, rate: f
         if own:
             prod.close()
     secs = time.perf_counter() - t0
-    return {"sent": sent, "rejected": dlq.total, "rejected_by_reason": dlq.summary() if dlq.total else "",
-            "seconds": secs, "topic": topic, "messages": packer.messages if packer else sent}
+    return {
+        "sent": sent,
+        "rejected": dlq.total,
+        "rejected_by_reason": dlq.summary() if dlq.total else "",
+        "seconds": secs,
+        "topic": topic,
+        "messages": packer.messages if packer else sent,
+    }

@@ -15,7 +15,8 @@ worker restores exactly a checkpoint and skips the events it already holds.
 from __future__ import annotations
 
 import bisect
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from dustonline.state.store import _Backend, scan_prefix
 

@@ -26,20 +26,25 @@ log = logging.getLogger("dustonline.subscriber")
 
 
 class RuleSubscriber:
-    def __init__(self, cfg: Config | None = None, snapshot: str | Path | None = None, topic: str | None = None,
-                 poll_ms: int = 200):
+    def __init__(
+        self,
+        cfg: Config | None = None,
+        snapshot: str | Path | None = None,
+        topic: str | None = None,
+        poll_ms: int = 200,
+    ):
         self.cfg = cfg or Config().check()
         self.topic = topic or self.cfg.kafka.rules_topic
         self.poll_ms = poll_ms
         self._book = RuleBook(read_rules(snapshot) if snapshot and Path(snapshot).exists() else ())
         self._rules: RuleSet = self._book.ruleset()
         self._seen: set[str] = set()
-        self._offsets: dict[int, int] = {}   # partition -> next offset to read
+        self._offsets: dict[int, int] = {}  # partition -> next offset to read
         self._stop = threading.Event()
         self._current = threading.Event()
         self._thread: threading.Thread | None = None
-        self.rejected = 0                    # messages that were not rule records
-        self.errors = 0                      # broker errors survived
+        self.rejected = 0  # messages that were not rule records
+        self.errors = 0  # broker errors survived
 
     # ------------------------------------------------------------ crawler API
     @property
@@ -62,7 +67,7 @@ class RuleSubscriber:
         return write_rules(path, self._book.rules())
 
     # ------------------------------------------------------------ lifecycle
-    def start(self) -> "RuleSubscriber":
+    def start(self) -> RuleSubscriber:
         self._thread = threading.Thread(target=self._run, name="dustonline-rules", daemon=True)
         self._thread.start()
         return self
@@ -76,7 +81,7 @@ class RuleSubscriber:
         if self._thread is not None:
             self._thread.join(timeout=10)
 
-    def __enter__(self) -> "RuleSubscriber":
+    def __enter__(self) -> RuleSubscriber:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -106,9 +111,14 @@ class RuleSubscriber:
         from kafka import KafkaConsumer, TopicPartition
 
         K = self.cfg.kafka
-        c = KafkaConsumer(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id + "-subscriber",
-                          group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
-                          **clients.security(self.cfg))
+        c = KafkaConsumer(
+            bootstrap_servers=K.bootstrap_servers.split(","),
+            client_id=K.client_id + "-subscriber",
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            **clients.security(self.cfg),
+        )
         parts = c.partitions_for_topic(self.topic)
         if not parts:
             c.close()

@@ -52,11 +52,21 @@ class Worker:
         raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
         self.pages = app.topic(K.pages_topic, partitions=K.partitions, **raw)
         self.partials = app.topic(partials_topic_name(cfg), partitions=K.partitions, internal=True, **raw)
-        self.state = app.Table(STATE_TABLE, key_type=bytes, value_type=bytes, partitions=K.partitions,
-                               extra_topic_configs=CHANGELOG_CONFIGS,
-                               help="learner state of each pages partition (stream/state.py)")
-        self.merged = app.Table(MERGE_TABLE, key_type=bytes, value_type=bytes, partitions=K.partitions,
-                                help="latest rule record per (rule id, pages partition)")
+        self.state = app.Table(
+            STATE_TABLE,
+            key_type=bytes,
+            value_type=bytes,
+            partitions=K.partitions,
+            extra_topic_configs=CHANGELOG_CONFIGS,
+            help="learner state of each pages partition (stream/state.py)",
+        )
+        self.merged = app.Table(
+            MERGE_TABLE,
+            key_type=bytes,
+            value_type=bytes,
+            partitions=K.partitions,
+            help="latest rule record per (rule id, pages partition)",
+        )
         for t in (self.state, self.merged):
             t.key_serializer = t.value_serializer = "raw"  # msgpack / JSON bytes from the core
         self.metrics = metrics.WorkerMetrics()

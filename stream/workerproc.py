@@ -29,9 +29,15 @@ def service_config(broker: str, tmp: Path, partitions: int, learning: dict | Non
     data = {
         "learning": {"min_freq": 3, "min_supp": 3} if learning is None else learning,
         "kafka": {
-            "bootstrap_servers": broker, "pages_topic": f"{name}.pages", "rules_topic": f"{name}.rules",
-            "dlq_topic": f"{name}.dlq", "group_id": name, "partitions": partitions,
-            "checkpoint_every": 500, "idle_flush_seconds": 1.0, **kafka,
+            "bootstrap_servers": broker,
+            "pages_topic": f"{name}.pages",
+            "rules_topic": f"{name}.rules",
+            "dlq_topic": f"{name}.dlq",
+            "group_id": name,
+            "partitions": partitions,
+            "checkpoint_every": 500,
+            "idle_flush_seconds": 1.0,
+            **kafka,
         },
     }
     path = tmp / f"{name}.yaml"
@@ -50,14 +56,28 @@ class WorkerProc:
         self.proc: subprocess.Popen | None = None
         self.log = self.dir / "worker.log"
 
-    def start(self) -> "WorkerProc":
+    def start(self) -> WorkerProc:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.port = free_port()
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "dustonline", "worker", "--config", str(self.config),
-                 "--data-dir", str(self.dir / "data"), "--web-port", str(self.port)],
-                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "dustonline",
+                    "worker",
+                    "--config",
+                    str(self.config),
+                    "--data-dir",
+                    str(self.dir / "data"),
+                    "--web-port",
+                    str(self.port),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         return self
 
     def kill9(self) -> None:
@@ -123,7 +143,10 @@ def learned_all(workers, partitions: int, n_events: int):
 
     def done() -> bool:
         st = partitions_state(workers)
-        return (len(st) == partitions and sum(s["events"] for s in st.values()) >= n_events
-                and all(s["since_flush"] == 0 and s["pending"] == 0 for s in st.values()))
+        return (
+            len(st) == partitions
+            and sum(s["events"] for s in st.values()) >= n_events
+            and all(s["since_flush"] == 0 and s["pending"] == 0 for s in st.values())
+        )
 
     return done

@@ -5,8 +5,22 @@
 from .._lazy import exports
 
 _PREQUENTIAL = (
-    "Rec", "Stream", "Replay", "load_truth", "load_stream", "prequential", "rule_spans", "first_evidence",
-    "time_to_rule", "retirements", "drift_report", "by_kind", "clusters", "top_rules", "run", "targets",
+    "Rec",
+    "Stream",
+    "Replay",
+    "load_truth",
+    "load_stream",
+    "prequential",
+    "rule_spans",
+    "first_evidence",
+    "time_to_rule",
+    "retirements",
+    "drift_report",
+    "by_kind",
+    "clusters",
+    "top_rules",
+    "run",
+    "targets",
 )
 __getattr__ = exports(__name__, dict.fromkeys(_PREQUENTIAL, "prequential"))
 __all__ = list(_PREQUENTIAL)

@@ -40,34 +40,45 @@ import gzip
 import json
 import operator
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from math import inf, log
 from random import Random
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 import mmh3
 import msgspec
 
 from ..events.event import EMPTY_DIGEST, FetchEvent
 
-__all__ = ["GenConfig", "generate", "generate_labeled", "site_layout", "drift_info", "write_stream",
-           "write_layout", "parse_families", "FAMILIES", "DEFAULT_FAMILIES"]
+__all__ = [
+    "GenConfig",
+    "generate",
+    "generate_labeled",
+    "site_layout",
+    "drift_info",
+    "write_stream",
+    "write_layout",
+    "parse_families",
+    "FAMILIES",
+    "DEFAULT_FAMILIES",
+]
 
 
 @dataclass
 class GenConfig:
     seed: int = 0
     sites: int = 50
-    pages: int = 20000           # distinct page contents over all sites (traps add more)
-    dup_rate: float = 0.35       # probability that a page is also fetched under alias URLs
-    noise: float = 0.02          # share of trap events (pagination, sort, language, soft-404, logo)
+    pages: int = 20000  # distinct page contents over all sites (traps add more)
+    dup_rate: float = 0.35  # probability that a page is also fetched under alias URLs
+    noise: float = 0.02  # share of trap events (pagination, sort, language, soft-404, logo)
     start_ts: float = 1_700_000_000.0
     duration: float = 14 * 86400.0
-    fetch_order: str = "crawl"   # "crawl": sites interleaved; "site": one site after another
+    fetch_order: str = "crawl"  # "crawl": sites interleaved; "site": one site after another
     # alias families sites may draw from (names as in FAMILIES, or "all"); None = DEFAULT_FAMILIES
     families: tuple[str, ...] | None = None
-    drift_sites: int = 0         # sites whose URL scheme changes mid-stream (concept drift)
-    drift_at: float = 0.5        # when, as a share of the site's crawl span (< DISCOVERY_SHARE)
+    drift_sites: int = 0  # sites whose URL scheme changes mid-stream (concept drift)
+    drift_at: float = 0.5  # when, as a share of the site's crawl span (< DISCOVERY_SHARE)
 
 
 # --------------------------------------------------------------------------- vocabulary
@@ -75,27 +86,73 @@ class GenConfig:
 TLDS = ("com", "org", "net", "com.br", "co.uk", "de", "gov")
 _ONSETS = ("b", "c", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr", "gl")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
-SECTIONS = ("news", "sports", "politics", "business", "tech", "science", "health", "travel",
-            "culture", "opinion", "world", "local")
+SECTIONS = (
+    "news",
+    "sports",
+    "politics",
+    "business",
+    "tech",
+    "science",
+    "health",
+    "travel",
+    "culture",
+    "opinion",
+    "world",
+    "local",
+)
 CATS = ("garden", "kitchen", "toys", "books", "audio", "tools", "shoes", "office", "bikes")
 DOC_SECTIONS = ("Getting-Started", "Reference", "Tutorials", "Api", "Howto", "Admin")
-WORDS = ("river", "budget", "vote", "storm", "market", "city", "school", "green", "energy",
-         "music", "film", "match", "final", "health", "report", "plan", "new", "old", "big",
-         "small", "fast", "local", "world", "price", "record", "winter", "summer", "bridge",
-         "council", "festival", "season", "review", "guide", "study", "trial", "launch")
+WORDS = (
+    "river",
+    "budget",
+    "vote",
+    "storm",
+    "market",
+    "city",
+    "school",
+    "green",
+    "energy",
+    "music",
+    "film",
+    "match",
+    "final",
+    "health",
+    "report",
+    "plan",
+    "new",
+    "old",
+    "big",
+    "small",
+    "fast",
+    "local",
+    "world",
+    "price",
+    "record",
+    "winter",
+    "summer",
+    "bridge",
+    "council",
+    "festival",
+    "season",
+    "review",
+    "guide",
+    "study",
+    "trial",
+    "launch",
+)
 UTM_SOURCES = ("google", "facebook", "twitter", "newsletter", "bing", "reddit", "linkedin", "partner")
 UTM_MEDIUMS = ("cpc", "email", "social", "referral", "banner", "organic")
 SORT_TRAPS = (("sort", "price"), ("sort", "date"), ("sort", "name"), ("filter", "new"), ("filter", "sale"))
 LANGS = ("fr", "de", "es", "pt")
 
-ALIAS_CONTINUE = 0.45        # P(one more alias) after each alias: mean ~1.8 aliases per dup page
-COMPOSE_RATE = 0.15          # share of alias fetches that combine two families
-ERROR_RATE = 0.01            # share of non-2xx events
-CANONICAL_RATE = 0.005       # share of 2xx page events carrying rel=canonical
+ALIAS_CONTINUE = 0.45  # P(one more alias) after each alias: mean ~1.8 aliases per dup page
+COMPOSE_RATE = 0.15  # share of alias fetches that combine two families
+ERROR_RATE = 0.01  # share of non-2xx events
+CANONICAL_RATE = 0.005  # share of 2xx page events carrying rel=canonical
 TRAP_KINDS = ("pagination",) * 3 + ("sort", "lang", "soft404") * 2 + ("image",)  # drawn uniformly
 ERROR_KINDS = (404, 500, 301)
-DISCOVERY_SHARE = 0.7        # pages are discovered in the first 70% of the time span
-MIN_DELAY = 60.0             # an alias is fetched at least a minute after its page
+DISCOVERY_SHARE = 0.7  # pages are discovered in the first 70% of the time span
+MIN_DELAY = 60.0  # an alias is fetched at least a minute after its page
 
 
 # --------------------------------------------------------------------------- content identity
@@ -138,6 +195,7 @@ def _pick(rng: Random, seq):
 
 # --------------------------------------------------------------------------- sites and pages
 
+
 @dataclass(frozen=True)
 class Style:
     """A site's URL scheme; the flags say which alias families make sense for it."""
@@ -145,9 +203,9 @@ class Style:
     name: str
     example: str
     query_params: int = 0
-    leaf: bool = False       # path without extension or trailing slash
-    dir: bool = False        # path ends with '/'
-    caps_ok: bool = False    # first path segment may be capitalized (case-insensitive server)
+    leaf: bool = False  # path without extension or trailing slash
+    dir: bool = False  # path ends with '/'
+    caps_ok: bool = False  # first path segment may be capitalized (case-insensitive server)
 
     @property
     def uses_slug(self) -> bool:
@@ -175,21 +233,21 @@ STYLES = (
 class Site:
     index: int
     name: str
-    host: str                 # www.<name>.<tld>: the host of main URLs
-    bare: str                 # <name>.<tld>
+    host: str  # www.<name>.<tld>: the host of main URLs
+    bare: str  # <name>.<tld>
     scheme: str
     style: Style
-    caps: bool                # capitalized paths, served case-insensitively
+    caps: bool  # capitalized paths, served case-insensitively
     n_pages: int
     id_base: int
     id_step: int
-    session: str              # "sid" | "php" | "jsession"
-    tracking: str             # "utm" | "ref"
+    session: str  # "sid" | "php" | "jsession"
+    tracking: str  # "utm" | "ref"
     index_file: str
     mirror: str
-    print_style: str          # "query" | "path"
+    print_style: str  # "query" | "path"
     families: tuple = ()
-    origin: str = ""          # scheme://host of main URLs
+    origin: str = ""  # scheme://host of main URLs
     uses_slug: bool = False
     uses_cat: bool = False
     sections: tuple = SECTIONS  # section names as they appear in URLs
@@ -197,11 +255,11 @@ class Site:
     next_error: int = 0
     shared: dict = field(default_factory=dict)  # content of soft-404 / logo / error bodies
     partners: dict = field(default_factory=dict)  # family -> site families it composes with
-    parts: Callable = None    # (site, page, slug) -> (path, query): _PARTS[style.name]
-    alt_domain: str = ""      # another registered domain serving the same site (family "domain")
-    mirror_host: str = ""     # a mirror host of the site (family "mirror_host")
-    drift_ts: float = inf     # when the site redesigns its URLs (inf: never); see _plan_drift
-    drift_numbers: tuple = () # style "p" after the drift: the section ids URLs carry
+    parts: Callable = None  # (site, page, slug) -> (path, query): _PARTS[style.name]
+    alt_domain: str = ""  # another registered domain serving the same site (family "domain")
+    mirror_host: str = ""  # a mirror host of the site (family "mirror_host")
+    drift_ts: float = inf  # when the site redesigns its URLs (inf: never); see _plan_drift
+    drift_numbers: tuple = ()  # style "p" after the drift: the section ids URLs carry
     drift_slugs: set = field(default_factory=set)  # post-drift slugs, unique per site
     families_after: tuple = ()  # the families that still hold after the drift
     partners_after: dict = field(default_factory=dict)
@@ -242,8 +300,21 @@ def _partners(families: tuple) -> dict:
 class Page:
     """One content of a site: its main URL and content identity, drawn when discovered."""
 
-    __slots__ = ("site", "id", "section", "slug", "cat", "path", "query", "main", "truth",
-                 "digest", "simhash", "length", "_near")
+    __slots__ = (
+        "site",
+        "id",
+        "section",
+        "slug",
+        "cat",
+        "path",
+        "query",
+        "main",
+        "truth",
+        "digest",
+        "simhash",
+        "length",
+        "_near",
+    )
 
     def __init__(self, site: Site, n: int, rng: Random):
         r = rng.random
@@ -297,8 +368,7 @@ _PARTS = {
     "news": lambda site, page, slug: (f"/{'News' if site.caps else 'news'}/{page.id}", ()),
     "php": lambda site, page, slug: ("/article.php", (("id", str(page.id)),)),
     "slug": lambda site, page, slug: (f"/{page.section}/{slug}-{page.id}.html", ()),
-    "products": lambda site, page, slug: (
-        f"/{'Products' if site.caps else 'products'}/{page.cat}/{page.id}", ()),
+    "products": lambda site, page, slug: (f"/{'Products' if site.caps else 'products'}/{page.cat}/{page.id}", ()),
     "story": lambda site, page, slug: ("/story", (("id", str(page.id)), ("page", "1"))),
     "catalog": lambda site, page, slug: ("/catalog.asp", (("cat", page.cat), ("item", str(page.id)))),
     "dir": lambda site, page, slug: (f"/{page.section}/{slug}-{page.id}/", ()),
@@ -342,6 +412,7 @@ def _redesign(page: Page, t: float, rng: Random) -> None:
 # Each family rewrites a _Url in place. Stages order composition: path (0), query
 # reordering (1), query additions (2), host and scheme (3); two families composed in
 # one alias URL always come from different stages.
+
 
 def fam_www(u: _Url, site: Site, page: Page, rng: Random) -> None:
     """www alias: servers answer on both ``www.site`` and the bare ``site``."""
@@ -489,8 +560,10 @@ def parse_families(names) -> tuple[str, ...] | None:
     names = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
     unknown = [n for n in names if n != "all" and n not in _BY_NAME]
     if unknown:
-        raise ValueError(f"unknown alias famil{'y' if len(unknown) == 1 else 'ies'} "
-                         f"{', '.join(map(repr, unknown))}; valid names: {', '.join(_BY_NAME)} (or all)")
+        raise ValueError(
+            f"unknown alias famil{'y' if len(unknown) == 1 else 'ies'} "
+            f"{', '.join(map(repr, unknown))}; valid names: {', '.join(_BY_NAME)} (or all)"
+        )
     if not names:
         raise ValueError(f"no alias family named; valid names: {', '.join(_BY_NAME)} (or all)")
     return tuple(_BY_NAME) if "all" in names else names
@@ -505,12 +578,13 @@ def _family_pool(cfg: GenConfig) -> tuple[Family, ...]:
 
 # --------------------------------------------------------------------------- site layout
 
+
 def _split_pages(total: int, n_sites: int, rng: Random) -> list[int]:
     """Heavy-tailed (Zipf, exponent 1.1, shuffled ranks) page counts, each >= ~20, summing to total."""
     floor = min(20, total // n_sites)
     ranks = list(range(1, n_sites + 1))
     rng.shuffle(ranks)
-    weights = [r ** -1.1 * (0.75 + 0.5 * rng.random()) for r in ranks]
+    weights = [r**-1.1 * (0.75 + 0.5 * rng.random()) for r in ranks]
     rest = total - floor * n_sites
     raw = [rest * w / sum(weights) for w in weights]
     counts = [floor + int(x) for x in raw]
@@ -536,11 +610,18 @@ def _make_site(seed: int, index: int, n_pages: int, taken: set[str], pool=DEFAUL
     tld = rng.choice(TLDS)
     style = rng.choice(STYLES)
     site = Site(
-        index=index, name=name, host=f"www.{name}.{tld}", bare=f"{name}.{tld}",
-        scheme=rng.choice(("http", "https")), style=style,
+        index=index,
+        name=name,
+        host=f"www.{name}.{tld}",
+        bare=f"{name}.{tld}",
+        scheme=rng.choice(("http", "https")),
+        style=style,
         caps=style.name == "docs" or (style.caps_ok and rng.random() < 0.25),
-        n_pages=n_pages, id_base=rng.randint(1, 50000), id_step=rng.randint(1, 9),
-        session=rng.choice(("sid", "php", "jsession")), tracking=rng.choice(("utm", "ref")),
+        n_pages=n_pages,
+        id_base=rng.randint(1, 50000),
+        id_step=rng.randint(1, 9),
+        session=rng.choice(("sid", "php", "jsession")),
+        tracking=rng.choice(("utm", "ref")),
         index_file=rng.choice(("index.html", "index.php", "default.aspx")),
         mirror="/v1" if style.name == "docs" else rng.choice(("/mirror1", "/mirror2", "/v1", "/old")),
         print_style=rng.choice(("query", "path")),
@@ -601,15 +682,19 @@ def _plan_drift(cfg: GenConfig, sites: list[Site], pool: tuple) -> None:
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"drift_sites must be an integer >= 0, not {n!r}")
     if not 0 < cfg.drift_at < DISCOVERY_SHARE:
-        raise ValueError(f"drift_at must be in (0, {DISCOVERY_SHARE}): pages are published in the first "
-                         f"{DISCOVERY_SHARE:.0%} of a site's span, and the drift needs pages after it")
+        raise ValueError(
+            f"drift_at must be in (0, {DISCOVERY_SHARE}): pages are published in the first "
+            f"{DISCOVERY_SHARE:.0%} of a site's span, and the drift needs pages after it"
+        )
     slug = _BY_NAME["slug"]
     if slug not in pool:
         raise ValueError("drift breaks the 'slug' family: include it in families")
     eligible = [s for s in sites if slug.applies(s)]
     if len(eligible) < n:
-        raise ValueError(f"drift_sites={n}, but only {len(eligible)} site(s) have a slug URL style "
-                         f"(/p/<id>/<slug> or /<section>/<slug>-<id>.html); use more sites or another seed")
+        raise ValueError(
+            f"drift_sites={n}, but only {len(eligible)} site(s) have a slug URL style "
+            f"(/p/<id>/<slug> or /<section>/<slug>-<id>.html); use more sites or another seed"
+        )
     rng = Random(f"dustonline.generate:{cfg.seed}:drift")
     chosen = []
     while len(chosen) < n:
@@ -625,8 +710,10 @@ def _plan_drift(cfg: GenConfig, sites: list[Site], pool: tuple) -> None:
         if len(fams) == 1:
             others = [f for f in pool if f is not slug and f.applies(site)]
             if not others:
-                raise ValueError("a drifting site needs an alias family besides 'slug' (e.g. www) to keep "
-                                 "learnable DUST after the drift: include one in families")
+                raise ValueError(
+                    "a drifting site needs an alias family besides 'slug' (e.g. www) to keep "
+                    "learnable DUST after the drift: include one in families"
+                )
             www = _BY_NAME["www"]
             fams += (www if www in others else rng.choice(others),)
         site.set_families(fams)
@@ -652,7 +739,8 @@ def _drift_record(site: Site) -> dict:
             f"articles ({'a section id' if site.style.name == 'p' else 'the year'}) and a "
             f"{DRIFT_SLUG_WORDS}-word slug that names the article; older articles keep their URLs. "
             "The 'slug' family breaks: URLs that differ only in the slug were one page before and "
-            "are distinct pages after, so a rule dropping the slug must be retired."),
+            "are distinct pages after, so a rule dropping the slug must be retired."
+        ),
         "families_after": [f.name for f in site.families_after],
     }
 
@@ -682,8 +770,15 @@ def site_layout(cfg: GenConfig) -> list[dict]:
     For reports, debugging and ``dustonline eval --layout``."""
     out = []
     for s in _make_sites(cfg):
-        d = {"host": s.host, "site": s.bare, "hosts": s.hosts(), "pages": s.n_pages, "style": s.style.example,
-             "caps": s.caps, "families": [f.name for f in s.families]}
+        d = {
+            "host": s.host,
+            "site": s.bare,
+            "hosts": s.hosts(),
+            "pages": s.n_pages,
+            "style": s.style.example,
+            "caps": s.caps,
+            "families": [f.name for f in s.families],
+        }
         if s.drift_ts != inf:
             d["drift"] = _drift_record(s)
         out.append(d)
@@ -691,6 +786,7 @@ def site_layout(cfg: GenConfig) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- event builders
+
 
 def _page_event(t: float, url: str, page: Page, rng: Random, near: bool = False) -> FetchEvent:
     canonical = page.main if rng.random() < CANONICAL_RATE else None
@@ -724,7 +820,7 @@ def _by_stage(a: Family, b: Family) -> tuple[Family, Family]:
     return (a, b) if a.stage < b.stage else (b, a)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _combo_info(combo: tuple[Family, ...]) -> tuple[str, bool]:
     """Label and near-duplicate flag of a family combination."""
     return "alias:" + "+".join(f.name for f in combo), any(f.near for f in combo)
@@ -761,13 +857,25 @@ def trap_soft404(page: Page, rng: Random) -> tuple[_Url, str]:
 def trap_image(page: Page, rng: Random) -> tuple[_Url, str]:
     """Shared image: one logo under many unrelated paths (one truth per site)."""
     site = page.site
-    path = _pick(rng, (f"/{page.section.lower()}/img/logo.png", f"/static/{rng.randint(1, 400)}/logo.png",
-                       "/images/logo.png", f"/{_pick(rng, WORDS)}/assets/logo.png"))
+    path = _pick(
+        rng,
+        (
+            f"/{page.section.lower()}/img/logo.png",
+            f"/static/{rng.randint(1, 400)}/logo.png",
+            "/images/logo.png",
+            f"/{_pick(rng, WORDS)}/assets/logo.png",
+        ),
+    )
     return _Url(site.scheme, site.host, path, []), site.shared_content("logo")[0]
 
 
-TRAPS = {"pagination": trap_pagination, "sort": trap_sort, "lang": trap_lang,
-         "soft404": trap_soft404, "image": trap_image}
+TRAPS = {
+    "pagination": trap_pagination,
+    "sort": trap_sort,
+    "lang": trap_lang,
+    "soft404": trap_soft404,
+    "image": trap_image,
+}
 
 
 def _trap(t: float, page: Page, kind: str, rng: Random) -> tuple[FetchEvent, str, str]:
@@ -814,8 +922,8 @@ class _Pending:
         self.t0 = t0
         self.per_step = 1.0 / step
         self.buckets: dict[int, list] = {}
-        self.cursor = 0   # the discovery step being processed; nothing goes before it
-        self.seq = 0      # tie-breaker: equal times keep scheduling order
+        self.cursor = 0  # the discovery step being processed; nothing goes before it
+        self.seq = 0  # tie-breaker: equal times keep scheduling order
 
     def add(self, t: float, kind: int, page: Page, arg) -> None:
         self.seq += 1
@@ -855,8 +963,9 @@ class _Pending:
             yield from sorted(self.buckets.pop(key))
 
 
-def _crawl(order: list[int], sites: list[Site], cfg: GenConfig, rng: Random,
-           t0: float, t1: float) -> Iterator[tuple[FetchEvent, str, str]]:
+def _crawl(
+    order: list[int], sites: list[Site], cfg: GenConfig, rng: Random, t0: float, t1: float
+) -> Iterator[tuple[FetchEvent, str, str]]:
     """Discover pages in ``order`` over [t0, t0 + 70% of the span]; their aliases, traps and
     errors are fetched at later random times. Only pending fetches are held in memory."""
     span = t1 - t0
@@ -958,6 +1067,7 @@ def split_by_page(pairs: list[tuple[FetchEvent, str]], train_share: float):
 
 
 # --------------------------------------------------------------------------- files
+
 
 def _open_write(path):
     p = str(path)

@@ -13,8 +13,8 @@ missing one is reported by name instead of failing the whole evaluation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..config import Config
 
@@ -22,9 +22,9 @@ from ..config import Config
 @dataclass(frozen=True)
 class Method:
     name: str
-    kind: str          # "online", "batch" or "static"
+    kind: str  # "online", "batch" or "static"
     doc: str
-    make: Callable     # online and batch: (Config) -> Learner; static: () -> canonicalize
+    make: Callable  # online and batch: (Config) -> Learner; static: () -> canonicalize
 
 
 def _online(cfg: Config):
@@ -35,10 +35,12 @@ def _online(cfg: Config):
 
 def batch(fit: Callable) -> Callable:
     """The ``make`` of a batch method: ``fit(events, config) -> [Rule]`` as a Learner."""
+
     def make(cfg: Config):
         from ..seeds.refit import RefitLearner
 
         return RefitLearner(fit, cfg)
+
     return make
 
 
@@ -47,15 +49,18 @@ def _batch(aligner: str):
         from ..seeds.dustlin import learn
 
         return learn(events, cfg, aligner)
+
     return batch(fit)
 
 
 def _seed(module: str):
     """A seed paper's learner (dustonline/seeds/), imported when it is used."""
+
     def fit(events, cfg: Config):
         from importlib import import_module
 
         return import_module(f"dustonline.seeds.{module}").fit(events, cfg)
+
     return batch(fit)
 
 
@@ -85,23 +90,45 @@ def _url_normalize():
     return url_normalize
 
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("online", "online", "dustonline's OnlineLearner, prequential", _online),
-    Method("dustlin", "batch", "DustLin (thesis ch. 5), batch on the prefix", _batch("dustlin")),
-    Method("duster", "batch", "DUSTER (thesis ch. 4), batch on the prefix", _batch("duster")),
-    Method("dustbuster", "batch", "Bar-Yossef et al. 2007, substring/parameter substitutions from the URL list, "
-           "validated on the stream's digests, batch on the prefix", _seed("dustbuster")),
-    Method("replicas", "batch", "Cho et al. 2000, replicated collections -> host-alias and path-prefix rules, "
-           "batch on the prefix", _seed("replicas")),
-    Method("koppula", "batch", "Koppula et al. 2010, pair-wise rules + decision-tree generalization, batch on the prefix",
-           _seed("koppula")),
-    Method("patterntree", "batch", "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",
-           _seed("patterntree_learn")),
-    Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),
-    Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt),
-    Method("url-normalize", "static", "url_normalize.url_normalize (RFC 3986 normalization)", _url_normalize),
-    Method("none", "static", "dustonline's light normalization only (scheme/host case, default port, fragment)", _none),
-)}
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("online", "online", "dustonline's OnlineLearner, prequential", _online),
+        Method("dustlin", "batch", "DustLin (thesis ch. 5), batch on the prefix", _batch("dustlin")),
+        Method("duster", "batch", "DUSTER (thesis ch. 4), batch on the prefix", _batch("duster")),
+        Method(
+            "dustbuster",
+            "batch",
+            "Bar-Yossef et al. 2007, substring/parameter substitutions from the URL list, "
+            "validated on the stream's digests, batch on the prefix",
+            _seed("dustbuster"),
+        ),
+        Method(
+            "replicas",
+            "batch",
+            "Cho et al. 2000, replicated collections -> host-alias and path-prefix rules, batch on the prefix",
+            _seed("replicas"),
+        ),
+        Method(
+            "koppula",
+            "batch",
+            "Koppula et al. 2010, pair-wise rules + decision-tree generalization, batch on the prefix",
+            _seed("koppula"),
+        ),
+        Method(
+            "patterntree",
+            "batch",
+            "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",
+            _seed("patterntree_learn"),
+        ),
+        Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),
+        Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt),
+        Method("url-normalize", "static", "url_normalize.url_normalize (RFC 3986 normalization)", _url_normalize),
+        Method(
+            "none", "static", "dustonline's light normalization only (scheme/host case, default port, fragment)", _none
+        ),
+    )
+}
 
 
 def resolve(names: str | list[str] | None) -> list[Method]:

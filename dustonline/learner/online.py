@@ -64,22 +64,34 @@ class OnlineLearner(LearnerBase):
         self.window = Window(s, self.cfg.window, m.logs)
         self.host_urls = HostURLs(self.window.urls, self.cfg.storage.cache_entries)
         self.clusters = s.table("cluster", type=ClusterRec, filtered=True)
-        self.index = ClusterIndex(s, C.simhash_distance, C.canonical_hints, urls=self.window.urls,
-                                  clusters=self.clusters)
+        self.index = ClusterIndex(
+            s, C.simhash_distance, C.canonical_hints, urls=self.window.urls, clusters=self.clusters
+        )
         self.redirects = PendingRedirects(s)
         self.changes = RuleChanges()
         self.book = CandidateBook(s)
         self.counts = ValidationCounts(s, self.book, self.host_urls, L.min_freq, L.min_supp, L.fpr_max)
         self.marks = RetargetMarks(self.book, m.dirty_targets, m.dirty_rules)
-        self.lifecycle = Lifecycle(self.book, self.counts, self.host_urls, self.marks, self.changes, self.clock,
-                                   self.stats)
+        self.lifecycle = Lifecycle(
+            self.book, self.counts, self.host_urls, self.marks, self.changes, self.clock, self.stats
+        )
         self.retargeter = Retargeter(self.book, self.host_urls, self.marks, self.lifecycle)
         dirty_groups = set(m.dirty_groups)
-        self.kv = KVRules(s, self.book, self.lifecycle, self.counts, dirty_groups, card_set=L.card_set,
-                          min_freq=L.min_freq)
-        self.induction = Induction(s, self.clusters, self.lifecycle, self.kv, min_freq=L.min_freq,
-                                   card_set=L.card_set, max_noise=L.max_noise, generalize=L.generalize,
-                                   dirty_clusters=set(m.dirty_clusters), dirty_groups=dirty_groups)
+        self.kv = KVRules(
+            s, self.book, self.lifecycle, self.counts, dirty_groups, card_set=L.card_set, min_freq=L.min_freq
+        )
+        self.induction = Induction(
+            s,
+            self.clusters,
+            self.lifecycle,
+            self.kv,
+            min_freq=L.min_freq,
+            card_set=L.card_set,
+            max_noise=L.max_noise,
+            generalize=L.generalize,
+            dirty_clusters=set(m.dirty_clusters),
+            dirty_groups=dirty_groups,
+        )
 
     # ------------------------------------------------------------------ API
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
@@ -167,9 +179,15 @@ class OnlineLearner(LearnerBase):
         """Make all state durable (call before exit; the CLI does)."""
         targets, rules = self.marks.state()
         self.meta["learner"] = LearnerMeta(
-            clock=self.clock.now, next_sweep=self.next_sweep, stats=self.stats,
-            dirty_clusters=sorted(self.induction.dirty_clusters), dirty_groups=sorted(self.induction.dirty_groups),
-            dirty_targets=targets, dirty_rules=rules, logs=self.window.logs_state())
+            clock=self.clock.now,
+            next_sweep=self.next_sweep,
+            stats=self.stats,
+            dirty_clusters=sorted(self.induction.dirty_clusters),
+            dirty_groups=sorted(self.induction.dirty_groups),
+            dirty_targets=targets,
+            dirty_rules=rules,
+            logs=self.window.logs_state(),
+        )
         self.window.save()
         self.store.flush()
 
