@@ -63,12 +63,12 @@ class Kafka(_Section):
     rules_topic: str = "dust.rules"  # compacted: key = rule id, value = rule JSON, null = forget
     dlq_topic: str = "dust.pages.dlq"  # rejected events with the reason
     client_id: str = "dustonline"
-    # the worker (dustonline worker, stream/worker.py)
+    # the worker (dustonline worker, stream/worker.py; checkpoints in stream/checkpoint.py)
     group_id: str = "dustonline"  # consumer group = Faust app id: workers sharing it split the partitions
     partitions: int = 4  # pages topic (and state changelog) partitions when the worker creates them
     replication_factor: int = 1  # for the topics the worker creates (3 on a real cluster)
     processing_guarantee: str = (
-        "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/worker.py)
+        "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/checkpoint.py)
     )
     checkpoint_every: int = 2000  # events of a partition between state checkpoints (state + offsets, atomically)
     # bytes a fetch may bring per partition (Kafka's max.partition.fetch.bytes). The

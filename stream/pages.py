@@ -1,8 +1,8 @@
 """The crawler side of the pages topic: ``PagePublisher`` sends fetch events packed.
 
 A worker pays Faust's cost per message, so one event per message learns at about a
-quarter of the embedded learner's speed and 100 per message at two thirds (README,
-Performance). ``PagePublisher`` packs each partition's events into one JSON-lines
+quarter of the embedded learner's speed and 100 per message at two thirds
+(docs/performance.md). ``PagePublisher`` packs each partition's events into one JSON-lines
 message (header ``dustonline-format: jsonl``, the format ``replay --batch`` sends), sent
 when ``batch`` events wait or every ``linger_ms``, whichever comes first: an event waits
 at most that long, which the rule latency benchmark counts. Events of a partition keep

@@ -2,7 +2,7 @@
 
 Pages topic: key = the URL's registered domain (public suffix list), so every URL of a
 site reaches the same partition and worker; value = the event as one JSON object (the
-format of README "Formats"). A message with the header ``dustonline-format: jsonl`` holds
+format of docs/formats.md). A message with the header ``dustonline-format: jsonl`` holds
 several events of one partition, one JSON object per line, in order (``dustonline replay
 --batch``): the worker's cost per message is then shared by the lines. A record with the
 header ``dustonline-control: flush`` and an empty value is a flush marker: the worker

@@ -1,6 +1,6 @@
 """``dustonline worker``: the Faust application that learns rules from the pages topic.
 
-Topology (DESIGN.md §4):
+Topology (docs/DESIGN.md §4):
 
     dust.pages ──(key: site)──> learn ──> <group>-rule-partials ──(key: rule id)──> merge ──> dust.rules
         │                         │                                                  │

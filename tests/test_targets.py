@@ -1,6 +1,6 @@
 """Re-targeting parts: a rule adopting another's target (adopt.py), the rule-set check
-and incumbent keys (targets.py). The rules are the two goumai.com rules of the README's
-trace: each valid, with different targets."""
+and incumbent keys (keycheck.py). The rules are the two goumai.com rules of the re-targeting
+trace in docs/history.md: each valid, with different targets."""
 
 from dustonline.learner.adopt import adopt, group_spans, pin_groups
 from dustonline.learner.keycheck import incumbent_keys, set_gain

@@ -212,7 +212,7 @@ def _dur(s: float | None) -> str:
 
 
 def headline_rows(res: dict) -> list[list[str]]:
-    """The headline table as text cells (README and HTML share it)."""
+    """The headline table as text cells (docs/eval tables and the HTML report share it)."""
     out = []
     for r in res["methods"]:
         if "tail" not in r:

@@ -1,4 +1,4 @@
-"""Rules of the same shape from many clusters -> candidate rules (DESIGN.md §6).
+"""Rules of the same shape from many clusters -> candidate rules (docs/DESIGN.md §6).
 
 The thesis counts identical (context, transformation) pairs. A cluster
 {/x?id=7, /x?id=7&sid=9f3a} yields a rule with the literal session value in it, so no

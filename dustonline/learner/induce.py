@@ -2,7 +2,7 @@
 
 Parts keep what a string would lose: which pieces are literal values of variant or
 irrelevant token sets. That is what lets rules of the same shape learned on different
-clusters be merged and generalized (generalize.py, DESIGN.md §6).
+clusters be merged and generalized (generalize.py, docs/DESIGN.md §6).
 
 Part kinds:
   ("L", text)            literal in context and transformation (invariant delimiters)

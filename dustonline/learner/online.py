@@ -1,6 +1,6 @@
 """The online learner: ``OnlineLearner(config, store).learn_one(event)``.
 
-A short coordinator over stages that each do one job. Per event, in order (DESIGN.md §3):
+A short coordinator over stages that each do one job. Per event, in order (docs/DESIGN.md §3):
 1. a URL seen before only refreshes its last-seen time (window.py);
 2. a new URL joins a dup-cluster (clusters.py); while the cluster has fewer than K
    sampled URLs it is aligned against the stored consensus (DustLin, incremental), and

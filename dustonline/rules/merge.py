@@ -11,7 +11,7 @@ Versions: a merged record's version is the sum of the latest versions of its par
 Each partition's versions only grow (learner.py keeps them across drops), so the sum
 grows with every change, and it is the same number for the same partials whatever order
 they arrived in: a replay, or a worker that restarts and re-sends, publishes nothing a
-subscriber would take for new. Pure and Kafka-free: the worker (stream/worker.py) keeps
+subscriber would take for new. Pure and Kafka-free: the worker (stream/merge.py) keeps
 the state in a Faust table, ``dustonline learn --partitions`` in memory.
 """
 
