@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from math import inf, log
 from random import Random
-from typing import Protocol
+from typing import Protocol, cast
 
 import mmh3
 import msgspec
@@ -255,7 +255,9 @@ class Site:
     next_error: int = 0
     shared: dict = field(default_factory=dict)  # content of soft-404 / logo / error bodies
     partners: dict = field(default_factory=dict)  # family -> site families it composes with
-    parts: Callable = None  # (site, page, slug) -> (path, query): _PARTS[style.name]
+    # (site, page, slug) -> (path, query): _PARTS[style.name]; None is a placeholder that
+    # _make_site replaces before any Page of the site is built
+    parts: Callable = None  # type: ignore[assignment]
     alt_domain: str = ""  # another registered domain serving the same site (family "domain")
     mirror_host: str = ""  # a mirror host of the site (family "mirror_host")
     drift_ts: float = inf  # when the site redesigns its URLs (inf: never); see _plan_drift
@@ -332,7 +334,7 @@ class Page:
         self.main = site.origin + path + ("?" + "&".join(map("=".join, query)) if query else "")
         self.truth = truth = f"{site.bare}:{pid}"
         self.digest, self.simhash, self.length = _content(truth)
-        self._near = None
+        self._near: tuple[str, int] | None = None
 
     def near(self) -> tuple[str, int]:
         if self._near is None:
@@ -696,7 +698,7 @@ def _plan_drift(cfg: GenConfig, sites: list[Site], pool: tuple) -> None:
             f"(/p/<id>/<slug> or /<section>/<slug>-<id>.html); use more sites or another seed"
         )
     rng = Random(f"dustonline.generate:{cfg.seed}:drift")
-    chosen = []
+    chosen: list[Site] = []
     while len(chosen) < n:
         x = rng.random() * sum(s.n_pages for s in eligible)
         for i, s in enumerate(eligible):
@@ -804,7 +806,7 @@ def _alias(t: float, page: Page, rng: Random) -> tuple[FetchEvent, str, str]:
         fams, partners = site.families, site.partners
     else:  # the families the redesign broke make no more aliases
         fams, partners = site.families_after, site.partners_after
-    combo = (fams[int(r() * len(fams))],)
+    combo: tuple[Family, ...] = (fams[int(r() * len(fams))],)
     if r() < COMPOSE_RATE:
         partners = partners[combo[0]]
         if partners:
@@ -936,7 +938,7 @@ class _Pending:
         else:
             bucket.append((t, self.seq, kind, page, arg))
 
-    def due(self, step: int, t: float) -> list:
+    def due(self, step: int, t: float) -> list | tuple[()]:
         """Entries with time <= t, in time order, before discovery ``step`` at time t."""
         self.cursor = step
         buckets = self.buckets
@@ -1119,7 +1121,7 @@ def write_layout(cfg: GenConfig, path) -> None:
 
 def _families_arg(text: str) -> tuple[str, ...]:
     try:
-        return parse_families(text)
+        return cast("tuple[str, ...]", parse_families(text))  # a string never gives None
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import gzip
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,7 +222,7 @@ def first_evidence(records: list[Rec], rules: dict[str, Rule]) -> dict[str, Rec]
         for r in recs:
             k = cr.apply(r.url)
             rewritten = k is not None
-            seen = keys.setdefault(light_normalize(k if rewritten else r.url), {})
+            seen = keys.setdefault(light_normalize(k if k is not None else r.url), {})
             if r.truth in seen and (rewritten or seen[r.truth]):
                 out[rid] = r
                 break
@@ -359,7 +359,7 @@ def _site_table(tail: list[Rec], keyed: dict[str, list[str]], top: int) -> list[
     sites: dict[str, list[int]] = {}
     for j, r in enumerate(tail):
         sites.setdefault(site_key(r.url).decode(), []).append(j)
-    rows = []
+    rows: list[dict] = []
     for site, idx in sites.items():
         dups = len(idx) - len({tail[j].truth for j in idx})
         row = {"site": site, "urls": len(idx), "duplicates": dups}
@@ -425,7 +425,7 @@ def top_rules(replay: Replay, n: int = 12, examples: int = 4) -> list[dict]:
             groups.setdefault(r.rule, {}).setdefault(r.key, []).append(r)
             if r.outcome:
                 merged[r.rule] = merged.get(r.rule, 0) + 1
-    out = []
+    out: list[dict] = []
     for rule in replay.final.rules():
         if rule.id not in groups:
             continue
@@ -473,7 +473,8 @@ def run(
     ref_method = online[0] if online else None
     replays: dict[str, Replay] = {}
     first_rules: dict[str, dict[str, Rule]] = {}
-    for m in online or [None]:
+    runs: Sequence[Method | None] = online or [None]
+    for m in runs:
         learner = m.make(cfg) if m else _Nothing()
         say(f"replaying {len(events):,} events prequentially through {m.name if m else 'no learner'} ...")
         firsts: dict[str, Rule] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from typing import Any
+from typing import Any, overload
 from urllib.parse import urljoin
 
 import msgspec
@@ -156,6 +156,10 @@ def parse_simhash(value: Any) -> int | None:
     raise BadEvent("bad-field", f"simhash must be 16 hex chars, got {value!r:.40}")
 
 
+@overload
+def _opt_int(d: dict, key: str, default: int) -> int: ...
+@overload
+def _opt_int(d: dict, key: str, default: None) -> int | None: ...
 def _opt_int(d: dict, key: str, default: int | None) -> int | None:
     v = d.get(key, default)
     if v is None or v == "" or v == "-":

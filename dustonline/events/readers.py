@@ -21,8 +21,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -240,7 +239,7 @@ class _CdxParser:
             lay = self.layout if len(f) == self.nfields else None
         if lay is None or lay["url"] is None or lay["ts"] is None:
             raise BadEvent("bad-record", f"CDX line with {len(f)} fields")
-        get = lambda k: None if lay[k] is None else f[lay[k]]  # noqa: E731
+        get = lambda k: None if lay[k] is None else f[cast(int, lay[k])]  # noqa: E731
         mime, status = get("mime"), get("status")
         return {
             "url": f[lay["url"]],
@@ -393,7 +392,7 @@ _WARC_SKETCH_MAX = 8 << 20  # payload bytes kept for the simhash; the digest see
 _WARC_EVENTS = ("response", "revisit")  # request, metadata, warcinfo, resource, ...: no fetch
 
 
-def _looks_warc(src: str | Path) -> bool:
+def _looks_warc(src: str | os.PathLike) -> bool:
     """By name (.warc, .warc.gz), else by content: the first bytes, gunzipped if need be,
     are a WARC version line. Peeking keeps stdin readable from its start."""
     name = str(src)
@@ -401,7 +400,8 @@ def _looks_warc(src: str | Path) -> bool:
         return True
     try:
         if name == "-":
-            head = sys.stdin.buffer.peek(512)[:512]
+            # not every stdin buffer has peek(): the AttributeError is caught below
+            head = sys.stdin.buffer.peek(512)[:512]  # type: ignore[union-attr]
         else:
             with open(src, "rb") as f:
                 head = f.read(512)
@@ -470,7 +470,7 @@ def _warc_event(rec) -> dict:
             kept += len(b)
     if 0 <= rec.payload_length != n:
         raise _Truncated(f"payload has {n} of its {rec.payload_length} bytes")
-    d["digest"] = given or "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
+    d["digest"] = given if sha1 is None else "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
     d["length"] = n
     if parts:
         d["simhash"] = simhash_tokens(tokens(visible_text(_http_body(b"".join(parts), http), ctype)))
@@ -485,7 +485,7 @@ def _warc_broken(what: str, e: Exception) -> str:
     return f"{what} (truncated or corrupt file?): {msg}; rest of the file not read"
 
 
-def _read_warc(src: str | Path, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
+def _read_warc(src: str | os.PathLike, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
     """Events of a WARC file; ``Rejected.line`` is the record number (1-based), ``raw``
     names its type, target URI and byte offset. A file that cannot be read on (corrupt or
     truncated gzip, not a WARC) ends with one ``bad-warc`` rejection.
@@ -536,7 +536,7 @@ def _raw(line: bytes) -> str:
     return line.rstrip(b"\r\n")[:RAW_MAX].decode("utf-8", errors="replace")[:RAW_MAX]
 
 
-def _read_source(src: str | Path, fmt: str, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
+def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
     if fmt == "warc" or fmt == "auto" and _looks_warc(src):
         yield from _read_warc(src, max_url_length)
         return

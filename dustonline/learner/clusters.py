@@ -181,7 +181,9 @@ class ClusterIndex:
                     del self.digests[ev.digest]
             elif routed != cid:
                 self.digests[ev.digest] = cid
-        if slots is not None:  # the same digest has the same simhash: once is enough
+        # slots come from a simhash (the second test only narrows the type); the same digest
+        # has the same simhash: once is enough
+        if slots is not None and ev.simhash is not None:
             self.sh_cluster[f"{ev.simhash:016x}"] = [cid, self.adds]
             self.adds += 1
             self.blocks.add(ev.simhash, slots)
