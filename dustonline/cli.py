@@ -66,14 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--state", metavar="DIR", help="RocksDB state directory (default: a temporary one)")
     s.add_argument("--config", metavar="FILE", help="YAML config (default: built-in defaults = configs/default.yaml)")
-    s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
-    s.add_argument(
-        "--dead-letter",
-        default="dead-letter.jsonl",
-        metavar="FILE",
-        help="rejected records with reasons (default: %(default)s)",
-    )
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_reading_options(s)
     s.add_argument(
         "--partitions",
         type=int,
@@ -198,6 +191,20 @@ def _parser() -> argparse.ArgumentParser:
     for register in _plugins():
         register(sub, rule_sources)
     return p
+
+
+def add_reading_options(s: argparse.ArgumentParser) -> None:
+    """The options of every command that reads event files (learn, replay)."""
+    from .events.readers import FORMATS
+
+    s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
+    s.add_argument(
+        "--dead-letter",
+        default="dead-letter.jsonl",
+        metavar="FILE",
+        help="rejected records with reasons (default: %(default)s)",
+    )
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _plugins():

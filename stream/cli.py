@@ -8,9 +8,8 @@ import argparse
 import sys
 import time
 
-from dustonline.cli import progress_bar, tune_gc
+from dustonline.cli import add_reading_options, progress_bar, tune_gc
 from dustonline.config import load_config
-from dustonline.events.readers import FORMATS
 from dustonline.rules import write_rules
 
 
@@ -41,14 +40,7 @@ def register(sub: argparse._SubParsersAction, rule_sources: dict) -> None:
         "message). A worker learns 100-event messages about 2.6x faster",
     )
     s.add_argument("--config", metavar="FILE", help="YAML config; the kafka section names broker and topics")
-    s.add_argument("--format", choices=FORMATS, help="input format (default: auto per file)")
-    s.add_argument(
-        "--dead-letter",
-        default="dead-letter.jsonl",
-        metavar="FILE",
-        help="rejected records with reasons (default: %(default)s)",
-    )
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_reading_options(s)
     s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("subscribe", help="the current rule set from the rules topic (Kafka)")
