@@ -68,3 +68,19 @@ def test_no_rule_flaps_within_a_step_on_a_real_crawl(real_data):
         changes = learner.learn_one(ev)
         ids = [r.id for r in changes]
         assert len(ids) == len(set(ids)), ids
+
+
+def test_a_key_is_written_as_one_url_of_the_cluster_has_it():
+    """/news.php?id=15379 ~ /news/15379: written part by part, the key was /news=15379 (the
+    optional part dropped, the other variant kept), a URL neither form is."""
+    from dustonline.learner.align import linear_alignment
+    from dustonline.learner.induce import parts_of
+
+    for urls in (
+        ["http://www.a.com/news.php?id=15379", "http://www.a.com/news/15379"],
+        ["http://www.a.com/news.php?id=15379", "http://www.a.com/news.php?id=15379", "http://www.a.com/news/15379"],
+    ):
+        context, transformation = render(parts_of(linear_alignment(urls)), 5)
+        rule = CompiledRule(Rule(id="r", hosts=["www.a.com"], context=context, transformation=transformation))
+        keys = {rule.apply(u) for u in urls}
+        assert keys == {"http://www.a.com/news/15379"}, (urls, keys)

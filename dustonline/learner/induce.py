@@ -66,31 +66,55 @@ def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
         else:
             span.append(ci)
     _span_parts(span, kinds, cols, rows, parts, pcols)
-    return _join_variants(parts, pcols, rows)
+    parts, pcols = _join_variants(parts, pcols, rows)
+    return _written_as_target(parts, pcols, rows, kinds)
 
 
-def _join_variants(parts: list[tuple], pcols: list[list[int]], rows) -> list[tuple]:
+def _written_as_target(parts: list[tuple], pcols: list[list[int]], rows, kinds) -> list[tuple]:
+    """Every variant is written as one row of the cluster has it: the row with the fewest
+    optional tokens (which the rule drops), then the most common combination of variant
+    values. Chosen one variant at a time, the key could be a URL no site serves
+    ("/news=15379" from "/news.php?id=15379" ~ "/news/15379")."""
+    vparts = [i for i, p in enumerate(parts) if p[0] == "V"]
+    if not vparts:
+        return parts
+    irrelevant = [c for c, k in enumerate(kinds) if k == _IRR]
+
+    def combo(row) -> tuple[str, ...]:
+        return tuple("".join(row[c] for c in pcols[i]) for i in vparts)
+
+    counts = Counter(combo(r) for r in rows)
+    target = min(rows, key=lambda r: (sum(1 for c in irrelevant if r[c] != GAP), -counts[combo(r)], combo(r)))
+    out = list(parts)
+    for i, value in zip(vparts, combo(target)):
+        out[i] = ("V", parts[i][1], value)
+    return out
+
+
+def _join_variants(parts: list[tuple], pcols: list[list[int]], rows) -> tuple[list[tuple], list[list[int]]]:
     """Variant parts separated only by delimiters ("2.83.4" ~ "3.8.0": three variant
     tokens) become one variant part of the values the rows show whole. As three parts,
     the rule would accept every combination of the tokens' values, and map versions,
     languages or mirrors that were never seen as duplicates ("2.8.4")."""
     out: list[tuple] = []
+    ocols: list[list[int]] = []
     i = 0
     while i < len(parts):
         j = i
         if parts[i][0] == "V":
             while j + 2 < len(parts) and parts[j + 1][0] == "L" and parts[j + 2][0] == "V":
                 j += 2
+        cs = [c for k in range(i, j + 1) for c in pcols[k]]
+        ocols.append(cs)
         if j == i:
             out.append(parts[i])
         else:
-            cs = [c for k in range(i, j + 1) for c in pcols[k]]
             texts = ["".join(r[c] for c in cs) for r in rows]
             counts = Counter(texts)
             chosen = min(counts, key=lambda v: (-counts[v], v))
             out.append(("V", tuple(sorted(counts)), chosen))
         i = j + 1
-    return out
+    return out, ocols
 
 
 def _span_parts(span, kinds, cols, rows, parts, pcols) -> None:
