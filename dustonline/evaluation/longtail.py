@@ -194,19 +194,7 @@ _NAME_SUFFIXES = (
     "wiki",
     "zone",
 )
-SECTIONS = (
-    "news",
-    "sports",
-    "politics",
-    "business",
-    "tech",
-    "science",
-    "health",
-    "travel",
-    "culture",
-    "opinion",
-    "world",
-    "local",
+SECTIONS = _generator.SECTIONS + (
     "blog",
     "events",
     "reviews",
@@ -220,16 +208,7 @@ SECTIONS = (
     "jobs",
     "autos",
 )
-CATS = (
-    "garden",
-    "kitchen",
-    "toys",
-    "books",
-    "audio",
-    "tools",
-    "shoes",
-    "office",
-    "bikes",
+CATS = _generator.CATS + (
     "phones",
     "laptops",
     "cameras",
