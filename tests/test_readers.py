@@ -279,6 +279,79 @@ def test_cdxj_status_and_bad_lines(tmp_path):
     assert (c.reason, d.reason) == ("bad-json", "bad-record")
 
 
+ARC8 = (
+    "http://ex.com/a?id=1 194.255.126.118 20040511211249 image/jpeg 6345 f.arc 6950 56bf412eaebc3a9d639898a71dbe614c\n"
+    "http://ex.com/b - 20040511211302 text/html 10 f.arc 150 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3\n"
+    "http://ex.com/c 2001:db8::1 20040511211302 text/html 10 f.arc 300 -\n"
+)
+
+
+def test_cdx_8field_headerless_layout_detected_and_read(tmp_path):
+    """netarchivesuite's ARC-era CDX: URL IP date mime length file offset digest, no header.
+    No status field: status 0 (unknown), as for '-' in the other CDX layouts: never teaches."""
+    p = write(tmp_path, "nas.cdx", ARC8)
+    assert detect_format(p.read_bytes().splitlines()) == "cdx"
+    for fmt in ("auto", "cdx"):
+        a, b, c = list(read_events(p, fmt))
+        assert a.url == "http://ex.com/a?id=1" and a.length == 6345
+        assert a.ts == dt.datetime(2004, 5, 11, 21, 12, 49, tzinfo=dt.timezone.utc).timestamp()
+        assert a.digest == "md5:56bf412eaebc3a9d639898a71dbe614c"  # hex MD5, not taken for base32 SHA-1
+        assert b.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3" and c.digest is None
+        assert all(e.status == 0 and not e.teaches for e in (a, b, c))
+
+
+def test_cdx_8field_malformed_lines_are_dead_lettered_with_a_reason(tmp_path):
+    good = "http://ex.com/a 1.2.3.4 20040511211249 text/html 10 f.arc 150 56bf412eaebc3a9d639898a71dbe614c"
+    bad = [
+        ("http://ex.com/a b 1.2.3.4 20040511211249 text/html 10 f.arc 150 -", "bad-record", "9 fields"),
+        ("http://ex.com/x host 20040511211249 text/html 10 f.arc 150 -", "bad-record", "field 2"),
+        ("http://ex.com/x 1.2.3.4 20041311211249 text/html 10 f.arc 150 -", "bad-timestamp", "20041311211249"),
+        ("http://ex.com/x 1.2.3.4 2004-05-11T21:12 text/html 10 f.arc 150 -", "bad-timestamp", "field 3"),
+        ("http://ex.com/x 1.2.3.4 20040511211249 text/html ten f.arc 150 -", "bad-field", "length"),
+        ("http://ex.com/x 1.2.3.4 20040511211249 text/html 10 f.arc x150 -", "bad-record", "offset"),
+        ("dns:ex.com 1.2.3.4 20040511211249 text/dns 10 f.arc 150 -", "not-http", "dns:ex.com"),
+    ]
+    p = write(tmp_path, "nas.cdx", "\n".join([good] * 3 + [line for line, _, _ in bad] + [good]) + "\n")
+    items = list(read_events(p))
+    ev, rj = split(items)
+    assert len(ev) == 4 and [r.line for r in rj] == list(range(4, 4 + len(bad)))
+    for r, (line, reason, detail) in zip(rj, bad):
+        assert (r.reason, r.raw) == (reason, line) and detail in r.detail, r
+    dead = tmp_path / "dead.jsonl"
+    with DeadLetter(dead) as dl:
+        for r in rj:
+            dl.add(r)
+    rows = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(r["line"], r["reason"]) for r in rows] == [(r.line, reason) for r, (_, reason, _) in zip(rj, bad)]
+    assert all(r["detail"] and r["source"] == str(p) for r in rows)
+
+
+def test_cdx_8field_lines_do_not_change_other_layouts(tmp_path):
+    # an 8-field line in a headerless 11-field file is still a bad record, as before
+    p = write(
+        tmp_path,
+        "x.cdx",
+        "com,ex)/a 20110624225005 http://ex.com/a text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 1234 99 "
+        "f.warc.gz\n"
+        "http://ex.com/b 1.2.3.4 20040511211249 text/html 10 f.arc 150 -\n",
+    )
+    a, b = list(read_events(p))
+    assert a.status == 200 and (b.reason, b.detail) == ("bad-record", "CDX line with 8 fields")
+    # 8 fields whose 2nd is not an IP (nor '-'), whose offset is not a number or whose date is
+    # not 14 digits: not this layout, and nothing else either
+    for line in (
+        b"http://ex.com/b somehost 20040511211249 text/html 10 f.arc 150 -",
+        b"http://ex.com/b 1.2.3.4 20040511211249 text/html 10 f.arc - -",
+        b"http://ex.com/b 1.2.3.4 2004051121124 text/html 10 f.arc 150 -",
+    ):
+        with pytest.raises(ValueError, match="cannot tell the input format"):
+            detect_format([line])
+    # a header line still decides the layout
+    h = write(tmp_path, "h.cdx", " CDX a e b m n g V k\nhttp://ex.com/b - 20040511211249 text/html 10 f.arc 150 -\n")
+    [e] = list(read_events(h))
+    assert e.url == "http://ex.com/b" and e.length == 10 and e.status == 0
+
+
 # ------------------------------------------------------------------ real files
 
 
@@ -287,6 +360,7 @@ REAL_FORMATS = {
     "heritrix1-idna-crawl.log": "crawllog",
     "archiveit-index-2.cdx": "cdx",
     "pywb-iana.cdxj": "cdxj",
+    "nas-fyensdk-2004-8field.cdx": "cdx",  # 8 fields, no header line
 }
 
 
@@ -309,6 +383,8 @@ def test_detect_format_on_real_files(name, fmt):
         # CDX header + 665 records: 12 dns:, 1 filedesc://, 2 warcinfo with url '-'
         ("archiveit-index-2.cdx", 650, {"not-http": 15}),
         ("pywb-iana.cdxj", 171, {}),
+        # 189 lines of netarchivesuite's headerless 8-field CDX
+        ("nas-fyensdk-2004-8field.cdx", 189, {}),
     ],
 )
 def test_real_files_parse(name, events, reasons):
@@ -341,6 +417,23 @@ def test_real_cdx_facts():
     b = urls["http://www.sfha.org/about/commission/agenda.htm"]
     assert a.digest == b.digest == "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3"
     assert a.ts == dt.datetime(2009, 1, 24, 17, 31, 18, tzinfo=dt.timezone.utc).timestamp()
+
+
+@needs_real
+def test_real_8field_cdx_facts():
+    """First line of the file: http://www.fyens.dk/picturecache/article/getpicture.php?pictureid=117715&Width=198
+    194.255.126.118 20040511211249 image/jpeg 6345 fyensdk.arc 6950 56bf412eaebc3a9d639898a71dbe614c"""
+    items = list(read_events(REAL / "nas-fyensdk-2004-8field.cdx"))
+    ev, rj = split(items)
+    assert len(items) == len(ev) == 189 and rj == []
+    a = ev[0]
+    assert a.url == "http://www.fyens.dk/picturecache/article/getpicture.php?pictureid=117715&Width=198"
+    assert a.ts == dt.datetime(2004, 5, 11, 21, 12, 49, tzinfo=dt.timezone.utc).timestamp() == 1084309969.0
+    assert a.digest == "md5:56bf412eaebc3a9d639898a71dbe614c" and a.length == 6345
+    # no status in the layout: unknown, so the events are read but teach nothing
+    assert all(e.status == 0 and not e.teaches for e in ev)
+    assert len({e.digest for e in ev}) == 189 and all(e.digest.startswith("md5:") for e in ev)
+    assert ev[-1].ts == dt.datetime(2004, 5, 11, 21, 12, 58, tzinfo=dt.timezone.utc).timestamp()  # last line
 
 
 @needs_real

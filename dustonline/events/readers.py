@@ -14,6 +14,7 @@ import functools
 import gzip
 import hashlib
 import io
+import ipaddress
 import os
 import re
 import sys
@@ -74,8 +75,8 @@ def _ts14(s: str) -> float:
             if mi < 60 and se < 60:
                 return _hour_start(s[:10]) + mi * 60 + se
         return parse_ts(s)
-    except BadEvent:
-        raise
+    except BadEvent:  # name the value itself, not the cached hour it failed in
+        raise BadEvent("bad-timestamp", s[:80]) from None
     except ValueError:  # strptime on an impossible date
         raise BadEvent("bad-timestamp", s[:80]) from None
 
@@ -220,12 +221,62 @@ def _unknown_status(mime: Any) -> int:
     return 200 if mime == "warc/revisit" else 0
 
 
+# The ARC-era 8-field CDX that netarchivesuite writes without a header line:
+#   URL IP date(14 digits) mime length ARC-file offset digest
+# (legend letters a e b m n g V k). There is no HTTP status field.
+_ARC8_FIELDS = "URL IP date mime length file offset digest"
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def _is_ip_or_dash(s: str) -> bool:
+    if s == "-":
+        return True
+    try:
+        ipaddress.ip_address(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _arc8_digest(value: str) -> str:
+    """netarchivesuite writes the record's MD5 in hex: 32 hex digits, which ``normalize_digest``
+    would take for a bare base32 SHA-1 (also 32 characters) and label ``sha1:``. Labelled
+    ``md5:`` (lower case) instead; anything else is normalized as in the other CDX layouts."""
+    return "md5:" + value.lower() if _HEX32.fullmatch(value) else value
+
+
+def _check_arc8(f: list[str]) -> None:
+    """The shape detection relies on (fields 2, 3 and 7); length (5) is checked as every length is."""
+    if not _is_ip_or_dash(f[1]):
+        raise BadEvent("bad-record", f"8-field CDX line: field 2 {f[1][:60]!r} is not an IP address or '-'")
+    if not (len(f[2]) == 14 and f[2].isascii() and f[2].isdigit()):
+        raise BadEvent("bad-timestamp", f"8-field CDX line: field 3 {f[2][:60]!r} is not yyyymmddHHMMSS")
+    if not (f[6].isascii() and f[6].isdigit()):
+        raise BadEvent("bad-record", f"8-field CDX line: field 7 (offset) {f[6][:60]!r} is not a number")
+
+
 class _CdxParser:
-    """Stateful: a ` CDX ...` header line fixes the field layout for the rest of the file."""
+    """Stateful: a ` CDX ...` header line fixes the field layout for the rest of the file.
+
+    Without a header the layout goes by the number of fields: 9, 10 and 11 are the usual
+    Wayback layouts (``_CDX_DEFAULT``), 8 is netarchivesuite's ARC-era layout (URL, IP,
+    date, mime, length, ARC file, offset, digest; legend ``a e b m n g V k``). Once a
+    file's lines have been read as the 8-field layout, a line with another number of
+    fields is a ``bad-record`` (a URL with a space in it, a cut line), not a line of some
+    other layout; in a file whose lines are 9 to 11 fields long an 8-field line is a
+    ``bad-record`` as before.
+
+    The 8-field layout has no HTTP status. It is read as a missing status is in every CDX
+    layout: status 0, "unknown" (``_unknown_status``), so these events are read and
+    counted but never teach (``FetchEvent.teaches`` needs a 2xx): an ARC CDX line does not
+    say whether the archived response was a 200 or an error page.
+    """
 
     def __init__(self) -> None:
         self.layout: dict[str, int | None] | None = None
         self.nfields = 0
+        self.arc8 = False  # headerless lines read as the 8-field layout
+        self.wayback = False  # headerless lines read as a 9-11 field layout
 
     def __call__(self, text: str) -> dict | None:
         if text.startswith("CDX "):
@@ -233,8 +284,21 @@ class _CdxParser:
             self.layout, self.nfields = _cdx_layout(letters), len(letters)
             return None
         f = text.split()
+        if self.layout is None and (self.arc8 or len(f) == 8 and not self.wayback):
+            if len(f) != 8:
+                raise BadEvent("bad-record", f"CDX line with {len(f)} fields, expected 8 ({_ARC8_FIELDS})")
+            _check_arc8(f)
+            self.arc8 = True
+            return {
+                "url": f[0],
+                "ts": _ts14(f[2]),
+                "status": _unknown_status(f[3]),  # no status field: 0, unknown, never teaches
+                "digest": _arc8_digest(f[7]),
+                "length": f[4],
+            }
         if self.layout is None:
             lay = _CDX_DEFAULT_LAYOUTS.get(len(f))
+            self.wayback = self.wayback or lay is not None
         else:
             lay = self.layout if len(f) == self.nfields else None
         if lay is None or lay["url"] is None or lay["ts"] is None:
@@ -339,6 +403,18 @@ def _is_ts14(b: bytes) -> bool:
     return len(b) == 14 and b.isdigit()
 
 
+def _is_arc8(s: bytes) -> bool:
+    """netarchivesuite's headerless 8-field CDX line: URL, IP or '-', 14-digit date, mime,
+    length, ARC file, offset, digest."""
+    f = s.split()
+    if len(f) != 8 or not _is_ts14(f[2]) or not f[4].isdigit() or not f[6].isdigit():
+        return False
+    try:
+        return _is_ip_or_dash(f[1].decode("ascii"))
+    except UnicodeDecodeError:
+        return False
+
+
 def _classify(s: bytes) -> str | None:
     if s.startswith(b"{"):
         return "jsonl"
@@ -348,6 +424,8 @@ def _classify(s: bytes) -> str | None:
     if len(f) >= 3 and _is_ts14(f[1]) and s.split(b" ", 2)[-1].startswith(b"{"):
         return "cdxj"
     if len(f) >= 3 and _is_ts14(f[1]) and len(s.split()) in _CDX_DEFAULT:
+        return "cdx"
+    if _is_arc8(s):
         return "cdx"
     if (
         len(f) >= 3
