@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from sortedcontainers import SortedDict
 
 from .keyfilter import KeyFilter
 
@@ -167,6 +168,12 @@ class Table:
             self._stale += 1
 
 
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The first key after every key starting with ``prefix`` (None: no such bound)."""
+    p = prefix.rstrip(b"\xff")
+    return p[:-1] + bytes([p[-1] + 1]) if p else None
+
+
 class _Backend:
     def get(self, key: bytes) -> bytes | None: ...
     def write(self, prefix: bytes, pending: dict[str, Any], deleted: Any, encode) -> None:
@@ -184,8 +191,12 @@ class _Backend:
 
 
 class _DictBackend(_Backend):
+    """Keys kept sorted (sortedcontainers): a prefix scan or range delete is a bisection
+    and a walk over what it returns. With a plain dict each one walked every key of every
+    table: 40% of a 76k-event learner run, growing with the store."""
+
     def __init__(self):
-        self.d: dict[bytes, bytes] = {}
+        self.d: SortedDict = SortedDict()
 
     def get(self, key):
         return self.d.get(key)
@@ -198,16 +209,22 @@ class _DictBackend(_Backend):
             else:
                 d[prefix + k.encode()] = encode(v)
 
+    def _range(self, prefix: bytes) -> list[bytes]:
+        end = _prefix_end(prefix)
+        return list(self.d.irange(prefix, end, inclusive=(True, False)) if end else self.d.irange(prefix))
+
     def scan(self, prefix):
-        for k in sorted(k for k in self.d if k.startswith(prefix)):
-            yield k, self.d[k]
+        d = self.d
+        for k in self._range(prefix):
+            yield k, d[k]
 
     def scan_keys(self, prefix):
-        return sorted(k for k in self.d if k.startswith(prefix))
+        return self._range(prefix)
 
     def delete_range(self, start, end):
-        for k in [k for k in self.d if start <= k < end]:
-            del self.d[k]
+        d = self.d
+        for k in list(d.irange(start, end, inclusive=(True, False))):
+            del d[k]
 
     def sync(self):
         pass
