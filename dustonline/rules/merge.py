@@ -36,6 +36,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
             hosts=sorted({h for r in partials.values() for h in r.hosts}),
             context=last.context,
             transformation=last.transformation,
+            drop_param=last.drop_param,
             support=0,
             fpr=0.0,
             freq=0,
@@ -43,15 +44,15 @@ def merge(partials: dict[str, Rule]) -> Rule:
             status=RETIRED,
             updated=max(r.updated for r in partials.values()),
         )
-    by_sig: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+    by_sig: dict[tuple, list[tuple[int, Rule]]] = {}
     for p, r in active:
-        by_sig.setdefault((r.context, r.transformation), []).append((p, r))
+        by_sig.setdefault((r.context, r.transformation, r.drop_param or ""), []).append((p, r))
 
     def strength(item) -> tuple:
         members = item[1]
         return (sum(r.support for _, r in members), -min(p for p, _ in members))
 
-    (context, transformation), members = max(by_sig.items(), key=strength)
+    (context, transformation, name), members = max(by_sig.items(), key=strength)
     rules = [r for _, r in members]
     support = sum(r.support for r in rules)
     bad_pairs = sum(r.fpr * r.support for r in rules)
@@ -60,6 +61,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
         hosts=sorted({h for r in rules for h in r.hosts}),
         context=context,
         transformation=transformation,
+        drop_param=name or msgspec.UNSET,
         support=support,
         fpr=round(bad_pairs / support, 6) if support else 0.0,
         freq=sum(r.freq for r in rules),

@@ -2,7 +2,10 @@
 
 A rule applies to a URL when the URL's host is in ``hosts`` and ``context`` matches the
 whole URL (tried as given, then lightly normalized). The first applicable active rule
-wins, rules ordered by descending support, then id; no chaining. The result, or the URL
+wins, rules ordered by descending support, then id; no chaining. Parameter rules
+(``drop_param``, rules/params.py) come first: the host's ignored query parameters are
+removed, then the first rewrite rule applies to the rest (or, if none applies to it, to
+the URL as given, its output then losing the parameters: ``RuleSet.explain``). The result, or the URL
 itself when no rule applies, is lightly normalized (scheme and host case, default port,
 percent-encoding), so keys are comparable whichever way they were made.
 
@@ -21,6 +24,7 @@ from typing import IO
 
 import msgspec
 
+from .params import drop_params, query_pairs
 from .urls import host_of, light_normalize
 
 ACTIVE, RETIRED = "active", "retired"
@@ -37,6 +41,11 @@ class Rule(msgspec.Struct, kw_only=True):
     version: int = 1
     status: str = ACTIVE
     updated: float = 0.0
+    # a parameter rule (rules/params.py): the query parameter of this name is dropped on
+    # ``hosts`` before rewrite rules apply; context and transformation are then empty, so
+    # a reader that predates the field holds a rule that matches nothing. Left out of the
+    # record when unset: rewrite rules encode as they always did.
+    drop_param: str | msgspec.UnsetType = msgspec.UNSET
 
     def compile(self) -> CompiledRule:
         return CompiledRule(self)
@@ -201,6 +210,7 @@ class RuleSet:
     def __init__(self, rules: Iterable[Rule] = ()):
         self._by_id: dict[str, CompiledRule] = {}
         self._by_host: dict[str, list[CompiledRule]] = {}
+        self._drops: dict[str, dict[str, Rule]] = {}  # host -> parameter name -> its rule
         for r in rules:
             if r.status == ACTIVE:
                 self._by_id[r.id] = r.compile()
@@ -216,10 +226,16 @@ class RuleSet:
 
     def _index(self) -> None:
         by_host: dict[str, list[CompiledRule]] = {}
+        drops: dict[str, dict[str, Rule]] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
+            name = cr.rule.drop_param
             for h in cr.rule.hosts:
-                by_host.setdefault(h.lower(), []).append(cr)
+                if name:
+                    drops.setdefault(h.lower(), {}).setdefault(name, cr.rule)
+                else:
+                    by_host.setdefault(h.lower(), []).append(cr)
         self._by_host = by_host
+        self._drops = drops
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
@@ -257,13 +273,41 @@ class RuleSet:
         return self.explain(url)[1]
 
     def explain(self, url: str) -> tuple[Rule | None, str]:
-        """The rule that decides ``url`` (None: only light normalization) and the key
-        (``decide`` over the rules of its host)."""
-        cr, key = decide(url, self._by_host.get(host_of(url), ()))
+        """The rule that decides ``url`` (None: only light normalization) and the key.
+
+        The host's parameter rules drop their parameters, and ``decide`` runs over the
+        host's rewrite rules on what is left. When no rewrite rule applies to it but one
+        applies to the URL as given (a rule learned with the parameter in its context),
+        that one decides, and the parameters are dropped from its output. The deciding
+        rule is the rewrite rule, or else the first parameter rule that dropped something."""
+        host = host_of(url)
+        rules = self._by_host.get(host, ())
+        drops = self._drops.get(host)
+        if not drops:
+            cr, key = decide(url, rules)
+            return (None if cr is None else cr.rule), key
+        stripped = drop_params(url, drops)
+        cr, key = decide(stripped, rules)
+        if cr is None and stripped != url:
+            raw, out = decide(url, rules)
+            if raw is not None:
+                return raw.rule, light_normalize(drop_params(out, drops))
+            names = {n for n, _ in query_pairs(url)}
+            return next(r for n, r in drops.items() if n in names), key
         return (None if cr is None else cr.rule), key
 
     def applicable(self, url: str) -> list[Rule]:
-        return [cr.rule for cr in self._by_host.get(host_of(url), ()) if cr.apply(url) is not None]
+        """The host's parameter rules that drop something from ``url``, then the rewrite
+        rules whose context matches what they leave (or, when none does, the URL)."""
+        host = host_of(url)
+        drops = self._drops.get(host, {})
+        names = {n for n, _ in query_pairs(url)}
+        rules = self._by_host.get(host, ())
+        stripped = drop_params(url, drops)
+        out = [cr.rule for cr in rules if cr.apply(stripped) is not None]
+        if not out and stripped != url:
+            out = [cr.rule for cr in rules if cr.apply(url) is not None]
+        return [r for n, r in drops.items() if n in names] + out
 
 
 _decoder = msgspec.json.Decoder(Rule)

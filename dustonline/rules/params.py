@@ -1,0 +1,53 @@
+"""Query parameters a site ignores, dropped before any rewrite rule applies.
+
+A parameter rule (``Rule.drop_param``) says that on its hosts the query parameter of that
+name never changes the page: tracking and click ids, session ids, cache busters. Such
+rules compose with everything else: ``RuleSet.canonicalize`` first removes every
+parameter its host's parameter rules name, then applies the first rewrite rule to what
+remains. A page reached with ``?utm_source=x``, ``?sid=9f3a`` or both, with or without
+``www``, reaches the same rewrite rule, so each parameter is learned (and vetoed) on its
+own evidence, not once per combination of aliases.
+
+The operation, exactly (clients in other languages implement this, docs/formats.md):
+the query is the text after the first ``?`` up to the first ``#``; it is split on
+``&``; a part is removed when its name (the text before its first ``=``, or the whole
+part) equals a dropped name, byte for byte (no decoding, case-sensitive); the other
+parts stay, in their order, text unchanged; a query left empty loses its ``?``. A URL
+with none of the names is returned unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+
+def query_pairs(url: str) -> list[tuple[str, str]]:
+    """(name, value) of each query part, in order; a part without ``=`` has value None's
+    stand-in ``"\\x00"`` so that ``?a`` and ``?a=`` count as different values."""
+    q = url.find("?")
+    if q < 0:
+        return []
+    end = url.find("#", q)
+    query = url[q + 1 :] if end < 0 else url[q + 1 : end]
+    if not query:
+        return []
+    out = []
+    for part in query.split("&"):
+        name, eq, value = part.partition("=")
+        out.append((name, value if eq else "\x00"))
+    return out
+
+
+def drop_params(url: str, names: Collection[str]) -> str:
+    """``url`` without the query parameters called one of ``names`` (see the module doc)."""
+    q = url.find("?")
+    if q < 0 or not names:
+        return url
+    end = url.find("#", q)
+    query = url[q + 1 :] if end < 0 else url[q + 1 : end]
+    parts = query.split("&")
+    kept = [p for p in parts if p.partition("=")[0] not in names]
+    if len(kept) == len(parts):
+        return url
+    rest = "" if end < 0 else url[end:]
+    return url[:q] + ("?" + "&".join(kept) if kept else "") + rest
