@@ -74,13 +74,19 @@ def test_learns_rules_that_merge_duplicates_of_unseen_pages():
 
 
 def test_online_candidates_equal_batch_dustlin():
-    """Same stream, same config, no eviction: DustLin's candidate rules, learned online."""
+    """Same stream, same config, no eviction: DustLin's candidate rules, learned online.
+    The online learner's parameter rules (learner/params.py) come on top: DustLin has none."""
     events = site_stream() + site_stream("t.org", seed=2)
     cfg = config_from_dict(CFG)
     online, _ = run(events)
     batch = learn(events, cfg, aligner="dustlin")
-    assert {(r.context, r.transformation, tuple(r.hosts), r.support) for r in online.rules()} == {
+    rewrite = [r for r in online.rules() if not r.drop_param]
+    assert {(r.context, r.transformation, tuple(r.hosts), r.support) for r in rewrite} == {
         (r.context, r.transformation, tuple(r.hosts), r.support) for r in batch
+    }
+    assert {(r.drop_param, tuple(r.hosts)) for r in online.rules() if r.drop_param} == {
+        ("sid", ("s.com",)),
+        ("sid", ("t.org",)),
     }
 
 
@@ -312,7 +318,8 @@ def test_rules_with_different_targets_give_a_page_one_key():
     assert [(r.id, r.version, r.context, r.transformation) for r in rs.rules()] == [
         (r.id, r.version, r.context, r.transformation) for r in learner.rules()
     ]
-    assert len(rs) == 2
+    # two rewrite rules, and print=1 learned as a parameter the site ignores
+    assert [r.drop_param for r in rs.rules() if r.drop_param] == ["print"] and len(rs) == 3
     for n in (7, 99999):
         main, alias = f"http://www.s.com/story?id={n}&page=1", f"http://www.s.com/story_{n}.html"
         keys = {rs.canonicalize(u) for u in (main, main + "&print=1", alias + "?print=1")}

@@ -23,7 +23,9 @@ A short coordinator over stages that each do one job. Per event, in order (docs/
    one key although crawlers apply one rule per URL (retarget.py).
 
 Parameter order and letter case, which alignment cannot express, come in through the
-hooks of kvrules.py at steps 2, 3, 4 and 6, as candidates of the same machinery.
+hooks of kvrules.py at steps 2, 3, 4 and 6, as candidates of the same machinery. Query
+parameters a site ignores are learned one name at a time beside all this (params.py):
+evidence at step 2, counter-evidence at steps 4 and 6, rules crawlers apply first.
 
 All state is in the store, so a worker that restarts from it continues exactly.
 """
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 from ..config import Config
 from ..events.event import FetchEvent
-from ..rules.ruleset import Rule, RuleSet
+from ..rules.ruleset import Rule, RuleSet, rule_order
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store, memory_store
 from . import holdout as split
@@ -45,6 +47,7 @@ from .hosturls import HostURLs
 from .induction import Induction, pack, unpack
 from .kvrules import KVRules
 from .lifecycle import Clock, Lifecycle, RetargetMarks
+from .params import ParamRules
 from .protocol import LearnerBase
 from .records import ClusterRec, LearnerMeta, URLRec
 from .retarget import Retargeter
@@ -76,6 +79,7 @@ class OnlineLearner(LearnerBase):
             self.book, self.counts, self.host_urls, self.marks, self.changes, self.clock, self.stats
         )
         self.retargeter = Retargeter(self.book, self.host_urls, self.marks, self.lifecycle)
+        self.params = ParamRules(s, self.host_urls, self.changes, self.clock, L.min_freq, L.card_set)
         dirty_groups = set(m.dirty_groups)
         self.kv = KVRules(
             s, self.book, self.lifecycle, self.counts, dirty_groups, card_set=L.card_set, min_freq=L.min_freq
@@ -150,7 +154,7 @@ class OnlineLearner(LearnerBase):
         """The active rule set, ordered as crawlers apply it: each rule as last published
         (support, fpr and freq at its last change), so a file written from here and a
         rule set built from the published changes (the rules topic) are the same."""
-        return self.book.rules()
+        return sorted(self.book.rules() + self.params.rules(), key=rule_order)
 
     def ruleset(self) -> RuleSet:
         return RuleSet(self.rules())
@@ -168,7 +172,7 @@ class OnlineLearner(LearnerBase):
             "clusters": st.new_clusters - st.evicted_clusters,
             "urls": st.new_urls - st.evicted_urls,
             "candidates": len(self.book),
-            "active_rules": self.book.active_count(),
+            "active_rules": self.book.active_count() + len(self.params.rules()),
         }
 
     def close(self) -> None:
@@ -213,10 +217,13 @@ class OnlineLearner(LearnerBase):
             st.new_urls += 1
             validates = split.validates(cid, holdout)
             self.window.add(ukey, site_of_host(host), cid, ts, validates)
-            self._sample(cid, url, digest, host, validates)
+            before = self.clusters.get(cid)
+            before_url = None if before is None else before.first
+            cl = self._sample(cid, url, digest, host, validates)
             if validates:
                 self.host_urls.add(host, url, cid)
                 self._count_url(url, host, cid, +1)
+                self.params.observe(url, host, cid, cl.n, cl.noise, before_url)
             digest = None  # the sources have no content of their own
             if self.redirects.count:
                 for src in reversed(self.redirects.take(url, self.clock.now - self.cfg.window.seconds)):
@@ -243,7 +250,7 @@ class OnlineLearner(LearnerBase):
         else:
             self._add_url(src, shost, skey, rec.cluster, ts)
 
-    def _sample(self, cid: str, url: str, digest: str | None, host: str, validates: bool) -> None:
+    def _sample(self, cid: str, url: str, digest: str | None, host: str, validates: bool) -> ClusterRec:
         """The URL joins its cluster: counted, and aligned into the cluster's sample while
         the sample is under K (a validation-only cluster needs no consensus)."""
         st, L = self.stats, self.cfg.learning
@@ -276,10 +283,12 @@ class OnlineLearner(LearnerBase):
         if changed:
             self.induction.dirty_clusters.add(cid)
         self.clusters[cid] = cl
+        return cl
 
     def _count_url(self, url: str, host: str, cid: str, delta: int) -> None:
         self.kv.count_url(host, url, delta)
         self.lifecycle.count_url(url, host, cid, delta)
+        self.params.count_url(url, host, cid, delta)
 
     # ------------------------------------------------------------------ rolling window
     def _sweep(self) -> None:
@@ -302,6 +311,7 @@ class OnlineLearner(LearnerBase):
         cl.n -= 1
         if cl.n <= 0:
             self.induction.forget(cl)
+            self.params.forget_cluster(cid)
             for d in cl.digests:
                 self.index.forget(cid, d)
             self.clusters.pop(cid)

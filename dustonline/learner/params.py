@@ -1,0 +1,375 @@
+"""Query parameters a site ignores, learned one parameter at a time (rules/params.py).
+
+Aligned rules learn a page's aliases as one combination: ``?utm_source=a&fbclid=b`` and
+``?fbclid=c`` are two URL shapes, each needing its own clusters, and a page reached by a
+tracking id *and* a session id teaches neither alone. Here each parameter name is its own
+hypothesis per site, "the page does not depend on ``name``":
+
+- **evidence**: a dup-cluster in which ``name`` varies between URLs of one path (present
+  in some and not in others, or with two values) counts once for its site, whatever else
+  varies with it. A cluster showing more than ``card_set`` paths is one body under
+  unrelated addresses (a soft-404 page), not aliases of a page: it counts for nothing;
+- **counter-evidence**: dropping the site's ignored parameters must never give two URLs
+  of different clusters one key. Checked over every validation URL of the host when a
+  parameter is about to be dropped, and for every URL that arrives later (an index of
+  the host's keys, derived from its stored URLs, so it needs no state of its own); a
+  collision vetoes the parameter on the site for good (a veto is evidence of distinct
+  pages; nothing the window forgets undoes it, so nothing flaps);
+- **transfer**: a name dropped on ``min_freq`` sites or more and vetoed on at most a
+  tenth as many is *proven*: a new site drops it on one cluster of its own evidence
+  instead of ``min_freq``, still subject to its own counter-evidence. Names are compared
+  exactly, so ``sid`` proven elsewhere says nothing about ``id``.
+
+A rule is published per site and name (``p-`` ids), scoped to the hosts where the
+parameter varied, and retired when its last cluster of evidence leaves the window or a
+collision vetoes it. Crawlers drop the parameters before any rewrite rule
+(``RuleSet.canonicalize``), so these rules compose with the aligned ones.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+import mmh3
+import msgspec
+
+from ..rules.params import drop_params, query_pairs
+from ..rules.ruleset import ACTIVE, RETIRED, Rule
+from ..rules.urls import site_of_host, split_authority
+from ..state.store import Store
+from .changes import RuleChanges
+from .hosturls import HostURLs
+from .lifecycle import Clock
+
+CANDIDATE, VETOED = "candidate", "vetoed"
+MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
+MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
+
+
+class ParamObs(msgspec.Struct, array_like=True, gc=False):
+    """What a cluster's URLs showed of each parameter name (table ``pobs``, by cluster)."""
+
+    site: str
+    blind: int = 0  # URLs without a query that came before any was observed (path unknown)
+    paths: dict[str, int] = {}  # path -> URLs observed with it
+    seen: dict[str, list] = {}  # path NUL name -> [URLs with it, up to MAX_VALUES values]
+    varied: list[str] = []  # names it counts as evidence for (once each)
+    noisy: bool = False  # too many paths: evidence withdrawn, nothing more observed
+
+
+def _path(url: str) -> str:
+    """The URL's path, the part a parameter's evidence must share (scheme and host
+    aliases, and a trailing slash, do not make another address)."""
+    _, _, rest = split_authority(url)
+    end = len(rest)
+    for ch in "?#":
+        j = rest.find(ch)
+        if 0 <= j < end:
+            end = j
+    return rest[:end].rstrip("/")
+
+
+class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One name on one site (table ``pev``, key ``site NUL name``)."""
+
+    n: int = 0  # clusters in the window in which it varied
+    hosts: list[str] = []  # where it varied: the rule's scope
+    status: str = CANDIDATE  # candidate, active, vetoed
+    version: int = 0  # last published version
+    updated: float = 0.0
+    pub: list[str] = []  # hosts as last published
+    support: int = 0  # n as last published
+
+
+def param_rule_id(site: str, name: str) -> str:
+    return "p-%012x" % (mmh3.hash64("param\x1d" + site + "\x1d" + name, signed=False)[0] >> 16)
+
+
+class ParamRules:
+    def __init__(
+        self, store: Store, host_urls: HostURLs, changes: RuleChanges, clock: Clock, min_freq: int, card_set: int
+    ):
+        self.obs = store.table("pobs", type=ParamObs)
+        self.ev = store.table("pev", type=ParamEv)
+        self.names = store.table("pname")  # name -> [sites active, sites vetoed]
+        self.drops = store.table("pdrop")  # host -> names dropped there, in activation order
+        # host -> key under its dropped names -> [cluster, URLs]: derived from the host's
+        # validation URLs, rebuilt when lost, least recently used hosts dropped past the cap
+        self._index: OrderedDict[str, dict[str, list]] = OrderedDict()
+        self._size = 0
+        self.host_urls = host_urls
+        self.changes = changes
+        self.clock = clock
+        self.min_freq = min_freq
+        self.card_set = card_set
+
+    # ------------------------------------------------------------------ evidence
+    def observe(self, url: str, host: str, cid: str, cluster_n: int, noise: bool, before: str | None) -> None:
+        """A URL joined cluster ``cid`` (now ``cluster_n`` URLs; ``before``: the one URL it
+        had, when known): the names that vary in the cluster from now on are evidence for
+        its site."""
+        pairs = query_pairs(url)
+        o = self.obs.get(cid)
+        if o is None:
+            if not pairs or noise:
+                return  # a cluster without query parameters has nothing to say here
+            o = ParamObs(site_of_host(host))
+            if before is not None and cluster_n == 2:
+                o.paths[_path(before)] = 1
+                self._record(o, _path(before), query_pairs(before))
+            else:
+                o.blind = cluster_n - 1
+        if o.noisy:
+            return
+        path = _path(url)
+        o.paths[path] = o.paths.get(path, 0) + 1
+        if noise or len(o.paths) > self.card_set:
+            self._withdraw(cid, o)
+            return
+        names = self._record(o, path, pairs)
+        fresh = []
+        for key, s in o.seen.items():
+            p, _, name = key.partition("\x00")
+            if name not in o.varied and name not in fresh and (s[0] < o.paths[p] + o.blind or len(s) > 2):
+                fresh.append(name)
+        o.varied.extend(fresh)
+        self.obs[cid] = o
+        for name in fresh:
+            self._evidence(o.site, name, +1, host)
+        for name in names:
+            if name in o.varied and name not in fresh:
+                self._scope(o.site, name, host)
+
+    @staticmethod
+    def _record(o: ParamObs, path: str, pairs: list[tuple[str, str]]) -> list[str]:
+        values: dict[str, str] = {}
+        for name, value in pairs[:MAX_PARAMS]:
+            values.setdefault(name, value)
+        for name, value in values.items():
+            key = path + "\x00" + name
+            s = o.seen.get(key)
+            if s is None:
+                o.seen[key] = [1, value]
+            else:
+                s[0] += 1
+                if value not in s[1:] and len(s) <= MAX_VALUES:
+                    s.append(value)
+        return list(values)
+
+    def _withdraw(self, cid: str, o: ParamObs) -> None:
+        """The cluster is noise: what it counted is taken back, and it is not observed again."""
+        for name in o.varied:
+            self._evidence(o.site, name, -1, None)
+        self.obs[cid] = ParamObs(o.site, noisy=True)
+
+    def forget_cluster(self, cid: str) -> None:
+        """The cluster left the window: its evidence goes with it."""
+        o = self.obs.pop(cid)
+        if o is not None and not o.noisy:
+            for name in o.varied:
+                self._evidence(o.site, name, -1, None)
+
+    def _evidence(self, site: str, name: str, delta: int, host: str | None) -> None:
+        key = site + "\x00" + name
+        ev = self.ev.get(key) or ParamEv()
+        ev.n += delta
+        if host is not None and host not in ev.hosts:
+            ev.hosts.append(host)
+            if ev.status == ACTIVE:
+                self.ev[key] = ev
+                self._scope(site, name, host, ev)
+                return
+        if ev.status == CANDIDATE and ev.n >= self.need(name):
+            self._activate(site, name, ev)
+        elif ev.status == ACTIVE and ev.n <= 0:
+            self._retire(site, name, ev, CANDIDATE)
+        if ev.n <= 0 and ev.status == CANDIDATE and not ev.version:
+            self.ev.pop(key)
+        else:
+            self.ev[key] = ev
+
+    def need(self, name: str) -> int:
+        """Clusters of a site's own evidence before it drops ``name``: ``min_freq``, or
+        one when other sites have proven the name (transfer)."""
+        active, vetoed = self.names.get(name) or (0, 0)
+        return 1 if active >= self.min_freq and vetoed * 10 <= active else self.min_freq
+
+    # ------------------------------------------------------------------ decisions
+    def _activate(self, site: str, name: str, ev: ParamEv) -> None:
+        for h in ev.hosts:
+            if not self._collision_free(h, self._dropped(h) + [name]):
+                self._veto(site, name, ev)
+                return
+        for h in ev.hosts:
+            self._set_drops(h, self._dropped(h) + [name])
+        self._name_stats(name, +1, 0)
+        self._publish(site, name, ev, ACTIVE)
+
+    def _scope(self, site: str, name: str, host: str, ev: ParamEv | None = None) -> None:
+        """``name`` varied on another host of the site: an active rule extends to it if
+        the host's URLs allow."""
+        key = site + "\x00" + name
+        if ev is None:
+            ev = self.ev.get(key)
+            if ev is None or host in ev.hosts:
+                return
+            ev.hosts.append(host)
+            if ev.status != ACTIVE:
+                self.ev[key] = ev
+                return
+        if self._collision_free(host, self._dropped(host) + [name]):
+            self._set_drops(host, self._dropped(host) + [name])
+            self._publish(site, name, ev, ACTIVE)
+        else:
+            self._veto(site, name, ev)
+        self.ev[key] = ev
+
+    def _veto(self, site: str, name: str, ev: ParamEv) -> None:
+        if ev.status == ACTIVE:
+            self._retire(site, name, ev, VETOED)
+        else:
+            ev.status = VETOED
+        self._name_stats(name, 0, +1)
+        self.ev[site + "\x00" + name] = ev
+
+    def _retire(self, site: str, name: str, ev: ParamEv, status: str) -> None:
+        self._name_stats(name, -1, 0)
+        for h in ev.hosts:
+            d = self._dropped(h)
+            if name in d:
+                d.remove(name)
+                self._set_drops(h, d)
+        self._publish(site, name, ev, status)
+
+    def _publish(self, site: str, name: str, ev: ParamEv, status: str) -> None:
+        fresh = status == ACTIVE and ev.status != ACTIVE
+        ev.status = status
+        ev.version += 1
+        ev.updated = self.clock.now
+        ev.pub = sorted(ev.hosts)
+        ev.support = ev.n
+        self.changes.add(self._rule(site, name, ev), fresh)
+
+    def _rule(self, site: str, name: str, ev: ParamEv) -> Rule:
+        return Rule(
+            id=param_rule_id(site, name),
+            hosts=ev.pub,
+            context="",
+            transformation="",
+            drop_param=name,
+            support=ev.support,
+            freq=ev.support,
+            version=ev.version,
+            status=ACTIVE if ev.status == ACTIVE else RETIRED,
+            updated=ev.updated,
+        )
+
+    def _name_stats(self, name: str, active: int, vetoed: int) -> None:
+        a, v = self.names.get(name) or (0, 0)
+        self.names[name] = [a + active, v + vetoed]
+
+    # ------------------------------------------------------------------ counter-evidence
+    def _dropped(self, host: str) -> list[str]:
+        return list(self.drops.get(host) or ())
+
+    def _collision_free(self, host: str, names: list[str]) -> bool:
+        keys: dict[str, str] = {}
+        for url, cid in self.host_urls.of(host).items():
+            k = drop_params(url, names)
+            if keys.setdefault(k, cid) != cid:
+                return False
+        return True
+
+    def _set_drops(self, host: str, names: list[str]) -> None:
+        """The host's dropped names; its key index is rebuilt under them when next needed."""
+        self._forget_index(host)
+        if names:
+            self.drops[host] = names
+        else:
+            self.drops.pop(host)
+
+    def _forget_index(self, host: str) -> None:
+        idx = self._index.pop(host, None)
+        if idx is not None:
+            self._size -= len(idx)
+
+    def _build_index(self, host: str, names: list[str]) -> dict[str, list] | None:
+        """The host's keys from its validation URLs as they are now; None on a collision."""
+        idx: dict[str, list] = {}
+        for url, cid in self.host_urls.of(host).items():
+            k = drop_params(url, names)
+            e = idx.get(k)
+            if e is None:
+                idx[k] = [cid, 1]
+            elif e[0] != cid:
+                return None
+            else:
+                e[1] += 1
+        self._index[host] = idx
+        self._size += len(idx)
+        while self._size > self.host_urls.cap and len(self._index) > 1:
+            _, old = self._index.popitem(last=False)
+            self._size -= len(old)
+        return idx
+
+    def count_url(self, url: str, host: str, cid: str, delta: int) -> None:
+        """A validation URL came (+1) or went (-1), already added to or removed from the
+        host's URLs: its key under the host's dropped names is counted; a key shared with
+        another cluster vetoes what made it."""
+        names = self.drops.get(host)
+        if not names:
+            return
+        idx = self._index.get(host)
+        if idx is None:  # built from the URLs as they are now, this one included or gone
+            if self._build_index(host, names) is None:
+                self._recheck(host, list(names))
+            return
+        self._index.move_to_end(host)
+        k = drop_params(url, names)
+        e = idx.get(k)
+        if delta < 0:
+            if e is not None:
+                if e[1] <= 1:
+                    del idx[k]
+                    self._size -= 1
+                else:
+                    e[1] -= 1
+        elif e is None:
+            idx[k] = [cid, 1]
+            self._size += 1
+        elif e[0] == cid:
+            e[1] += 1
+        else:
+            self._recheck(host, list(names))
+
+    def _recheck(self, host: str, names: list[str]) -> None:
+        """Two clusters share a key: keep the host's names, oldest first, while they stay
+        collision-free (the URL that collided is among the host's URLs already); veto the
+        rest on their sites."""
+        site = site_of_host(host)
+        kept: list[str] = []
+        for name in names:
+            if self._collision_free(host, kept + [name]):
+                kept.append(name)
+                continue
+            key = site + "\x00" + name
+            ev = self.ev.get(key)
+            if ev is not None:
+                self._veto(site, name, ev)  # also removes it from its other hosts
+        self._set_drops(host, kept)
+
+    # ------------------------------------------------------------------ reading
+    def rules(self) -> list[Rule]:
+        """The active parameter rules as last published."""
+        out = []
+        for key, ev in self.ev.items():
+            if ev.status == ACTIVE:
+                site, _, name = key.partition("\x00")
+                out.append(self._rule(site, name, ev))
+        return out
+
+    def records(self) -> Iterable[dict]:
+        for key, ev in self.ev.items():
+            site, _, name = key.partition("\x00")
+            yield {"id": param_rule_id(site, name), "site": site, "param": name, **msgspec.structs.asdict(ev)}

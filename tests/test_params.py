@@ -1,0 +1,276 @@
+"""Parameter rules: query parameters a site ignores, learned one name at a time, vetoed by
+distinct pages, transferred across sites, and dropped before rewrite rules apply."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from random import Random
+
+import msgspec
+import pytest
+
+from dustonline import FetchEvent, OnlineLearner, rocks_store
+from dustonline.config import config_from_dict
+from dustonline.rules import RETIRED, Rule, RuleSet, encode_rule, read_rules, write_rules
+from dustonline.rules.book import RuleBook
+from dustonline.rules.merge import merge
+from dustonline.rules.params import drop_params, query_pairs
+
+T0 = 1.7e9
+CFG = {"learning": {"min_freq": 3, "min_supp": 3}}
+
+
+def digest(s: str) -> str:
+    return "sha1:" + hashlib.sha1(s.encode()).hexdigest().upper()
+
+
+def learner(store=None) -> OnlineLearner:
+    return OnlineLearner(config_from_dict(CFG), store)
+
+
+def learn(lrn: OnlineLearner, events) -> list[Rule]:
+    out = []
+    for ev in events:
+        out += lrn.learn_one(ev)
+    return out + lrn.flush()
+
+
+def param_rules(lrn: OnlineLearner) -> dict[str, list[str]]:
+    """drop_param -> hosts of the active parameter rules."""
+    return {r.drop_param: r.hosts for r in lrn.rules() if r.drop_param}
+
+
+class Clock:
+    def __init__(self):
+        self.t = T0
+
+    def __call__(self) -> float:
+        self.t += 10
+        return self.t
+
+
+def page(host: str, path: str, body: str, t: Clock, alias: str = "") -> FetchEvent:
+    url = f"http://{host}{path}" + alias
+    return FetchEvent(url=url, ts=t(), digest=digest(host + path + body))
+
+
+def tracked_site(host: str, pages: int, t: Clock, name: str = "utm_source", rng=None, offset: int = 0):
+    """Every page fetched plain and with ``name`` set to a random value (same content)."""
+    rng = rng or Random(host)
+    evs = []
+    for i in range(offset, offset + pages):
+        evs.append(page(host, f"/story/{i}", "", t))
+        sep = "&" if "?" in f"/story/{i}" else "?"
+        evs.append(page(host, f"/story/{i}", "", t, f"{sep}{name}={rng.randrange(10**9):x}"))
+    return evs
+
+
+# ---------------------------------------------------------------- the operation
+@pytest.mark.parametrize(
+    "url,names,out",
+    [
+        ("http://a.com/x?sid=1", {"sid"}, "http://a.com/x"),
+        ("http://a.com/x?sid=1&id=2", {"sid"}, "http://a.com/x?id=2"),
+        ("http://a.com/x?id=2&sid=1", {"sid"}, "http://a.com/x?id=2"),
+        ("http://a.com/x?a=1&sid=1&b=2", {"sid"}, "http://a.com/x?a=1&b=2"),
+        ("http://a.com/x?sid&id=2", {"sid"}, "http://a.com/x?id=2"),  # a name without a value
+        ("http://a.com/x?sid=1&sid=2", {"sid"}, "http://a.com/x"),  # every occurrence
+        ("http://a.com/x?sidx=1&xsid=2", {"sid"}, "http://a.com/x?sidx=1&xsid=2"),  # whole names only
+        ("http://a.com/x?SID=1", {"sid"}, "http://a.com/x?SID=1"),  # case-sensitive
+        ("http://a.com/x?s%69d=1", {"sid"}, "http://a.com/x?s%69d=1"),  # no decoding
+        ("http://a.com/x?sid=1#top", {"sid"}, "http://a.com/x#top"),
+        ("http://a.com/x?id=1#sid=2", {"sid"}, "http://a.com/x?id=1#sid=2"),  # not the fragment
+        ("http://a.com/x?a=1&&sid=1", {"sid"}, "http://a.com/x?a=1&"),  # other parts verbatim
+        ("http://a.com/x?", {"sid"}, "http://a.com/x?"),  # nothing dropped: unchanged
+        ("http://a.com/x", {"sid"}, "http://a.com/x"),
+        ("http://a.com/x?utm_source=a&sid=1&id=3", {"sid", "utm_source"}, "http://a.com/x?id=3"),
+    ],
+)
+def test_drop_params(url, names, out):
+    assert drop_params(url, names) == out
+
+
+def test_query_pairs_tell_a_bare_name_from_an_empty_value():
+    assert query_pairs("http://a.com/?a&a=&b=1#c=2") == [("a", "\x00"), ("a", ""), ("b", "1")]
+    assert query_pairs("http://a.com/x") == []
+
+
+# ---------------------------------------------------------------- the rule contract
+def prule(name: str, hosts=("a.com",), **kw) -> Rule:
+    return Rule(id="p-" + name, hosts=list(hosts), context="", transformation="", drop_param=name, **kw)
+
+
+def test_parameter_rules_apply_before_the_rewrite_rule():
+    https = Rule(id="r1", hosts=["a.com"], context=r"^http://a\.com/(\d+)$", transformation="https://a.com/$1")
+    rs = RuleSet([prule("sid"), prule("utm_source"), https])
+    assert rs.canonicalize("http://a.com/7?sid=1&utm_source=x") == "https://a.com/7"
+    assert rs.canonicalize("http://a.com/7?utm_source=x") == "https://a.com/7"
+    assert rs.canonicalize("http://a.com/7?id=2&sid=1") == "http://a.com/7?id=2"
+    assert rs.canonicalize("http://b.com/7?sid=1") == "http://b.com/7?sid=1"  # other hosts keep it
+    rule, key = rs.explain("http://a.com/7?sid=1")
+    assert (rule.id, key) == ("r1", "https://a.com/7")
+    rule, key = rs.explain("http://a.com/x?sid=1")
+    assert (rule.id, key) == ("p-sid", "http://a.com/x")
+    assert [r.id for r in rs.applicable("http://a.com/7?sid=1")] == ["p-sid", "r1"]
+
+
+def test_rewrite_rules_encode_as_before_and_parameter_rules_round_trip(tmp_path):
+    r = Rule(id="r1", hosts=["a.com"], context="^a$", transformation="b")
+    assert b"drop_param" not in encode_rule(r)
+    path = tmp_path / "rules.jsonl"
+    write_rules(path, [r, prule("sid", version=3)])
+    back = list(read_rules(path))
+    assert back[1].drop_param == "sid" and back[1].version == 3
+    book = RuleBook()
+    assert book.apply(b"p-sid", encode_rule(prule("sid")))
+    assert book.ruleset().canonicalize("http://a.com/x?sid=1&a=2") == "http://a.com/x?a=2"
+
+
+def test_a_reader_without_the_field_holds_a_parameter_rule_that_matches_nothing():
+    class OldRule(msgspec.Struct, kw_only=True):
+        id: str
+        hosts: list[str]
+        context: str
+        transformation: str
+
+    old = msgspec.json.decode(encode_rule(prule("sid")), type=OldRule)
+    as_old = Rule(id=old.id, hosts=old.hosts, context=old.context, transformation=old.transformation)
+    assert as_old.compile().apply("http://a.com/x?sid=1") is None
+    assert RuleSet([as_old]).canonicalize("http://a.com/x?sid=1") == "http://a.com/x?sid=1"
+
+
+def test_merge_keeps_the_parameter_of_a_partial():
+    m = merge({"0": prule("sid", support=3), "1": prule("sid", hosts=["www.a.com"], support=2)})
+    assert m.drop_param == "sid" and m.hosts == ["a.com", "www.a.com"] and m.support == 5
+    gone = merge({"0": prule("sid", status=RETIRED)})
+    assert gone.drop_param == "sid" and gone.status == RETIRED
+
+
+# ---------------------------------------------------------------- learning
+def test_a_tracking_parameter_is_learned_from_min_freq_clusters():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, tracked_site("a.com", 2, t))
+    assert param_rules(lrn) == {}  # two clusters: not yet
+    out = learn(lrn, tracked_site("a.com", 1, t, offset=2))
+    assert param_rules(lrn) == {"utm_source": ["a.com"]}
+    assert any(r.drop_param == "utm_source" for r in out)  # published as a change
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/story/99?utm_source=zz") == rs.canonicalize("http://a.com/story/99")
+
+
+def test_evidence_is_per_parameter_not_per_combination():
+    """Each page has a different mix of aliases: no two clusters share a URL shape, yet
+    each parameter varies in three clusters."""
+    t, rng = Clock(), Random(1)
+    mixes = [("sid",), ("utm_source", "sid"), ("fbclid", "utm_source"), ("sid", "fbclid"), ("utm_source",), ("fbclid",)]
+    evs = []
+    for i, mix in enumerate(mixes):
+        evs.append(page("a.com", f"/n/{i}", "", t))
+        q = "&".join(f"{n}={rng.randrange(10**9):x}" for n in mix)
+        evs.append(page("a.com", f"/n/{i}", "", t, "?" + q))
+    lrn = learner()
+    learn(lrn, evs)
+    assert set(param_rules(lrn)) == {"sid", "utm_source", "fbclid"}
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/n/9?fbclid=1&sid=2&utm_source=3") == rs.canonicalize("http://a.com/n/9")
+
+
+def test_a_parameter_that_selects_pages_is_vetoed():
+    """``page`` varies within a cluster (/list = /list?page=1) but /list?page=2 is another
+    page: dropping it would merge them, so no rule, ever."""
+    t = Clock()
+    evs = []
+    for i in range(5):
+        evs.append(page("a.com", f"/list{i}", "p1", t))
+        evs.append(page("a.com", f"/list{i}", "p1", t, "?page=1"))
+        evs.append(page("a.com", f"/list{i}", "p2", t, "?page=2"))
+    lrn = learner()
+    learn(lrn, evs)
+    assert "page" not in param_rules(lrn)
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/list1?page=2") != rs.canonicalize("http://a.com/list1")
+
+
+def test_a_collision_after_activation_retires_the_rule():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, tracked_site("a.com", 3, t, name="v"))
+    assert "v" in param_rules(lrn)
+    # two distinct contents that differ only in v: the rule would merge them
+    a = page("a.com", "/doc", "one", t)
+    b = page("a.com", "/doc", "two", t, "?v=2")
+    out = learn(lrn, [a, b])
+    assert "v" not in param_rules(lrn)
+    assert any(r.drop_param == "v" and r.status == RETIRED for r in out)
+    # more evidence does not bring it back: the veto is evidence of distinct pages
+    learn(lrn, tracked_site("a.com", 5, t, name="v", offset=10))
+    assert "v" not in param_rules(lrn)
+
+
+def test_a_name_proven_on_other_sites_is_adopted_on_one_cluster_but_still_vetoed():
+    t = Clock()
+    lrn = learner()
+    for host in ("a.com", "b.org", "c.net"):
+        learn(lrn, tracked_site(host, 3, t, name="fbclid"))
+    assert lrn.params.need("fbclid") == 1 and lrn.params.need("utm_source") == 3
+    # a new site with one cluster of its own evidence
+    learn(lrn, tracked_site("d.com", 1, t, name="fbclid"))
+    d_hosts = {h for r in lrn.rules() if r.drop_param == "fbclid" for h in r.hosts}
+    assert "d.com" in d_hosts
+    # another new site whose own URLs say fbclid selects content there
+    evs = [page("e.com", "/x", "one", t), page("e.com", "/x", "two", t, "?fbclid=2")]
+    evs += tracked_site("e.com", 1, t, name="fbclid")
+    learn(lrn, evs)
+    e_hosts = {h for r in lrn.rules() if r.drop_param == "fbclid" for h in r.hosts}
+    assert "e.com" not in e_hosts
+
+
+def test_unknown_names_need_the_full_evidence_on_a_new_site():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, tracked_site("d.com", 1, t, name="fbclid"))
+    assert param_rules(lrn) == {}
+
+
+def test_evidence_leaving_the_window_retires_the_rule():
+    cfg = {**CFG, "window": {"seconds": 3600, "sweep_every": 600}}
+    lrn = OnlineLearner(config_from_dict(cfg))
+    t = Clock()
+    learn(lrn, tracked_site("a.com", 3, t))
+    assert "utm_source" in param_rules(lrn)
+    t.t += 7200
+    out = learn(lrn, [page("z.com", "/later", "", t)])
+    out += lrn.sweep()
+    assert "utm_source" not in param_rules(lrn)
+    assert any(r.drop_param == "utm_source" and r.status == RETIRED for r in out)
+
+
+def test_restart_from_the_store_continues_exactly(tmp_path):
+    t, rng = Clock(), Random(3)
+    evs = []
+    for host in ("a.com", "b.org", "c.net", "d.com"):
+        evs += tracked_site(host, 4, t, name=rng.choice(["sid", "fbclid"]), rng=rng)
+    evs += [page("a.com", "/doc", "one", t), page("a.com", "/doc", "two", t, "?sid=2")]
+    evs += tracked_site("e.com", 2, t, name="sid", rng=rng)
+    whole = learner()
+    learn(whole, evs)
+    expected = io.BytesIO()
+    write_rules(expected, whole.rules())
+
+    cut = len(evs) // 2
+    first = learner(rocks_store(tmp_path / "st"))
+    for ev in evs[:cut]:
+        first.learn_one(ev)
+    first.checkpoint()
+    first.close()
+    second = learner(rocks_store(tmp_path / "st"))
+    for ev in evs[cut:]:
+        second.learn_one(ev)
+    second.flush()
+    got = io.BytesIO()
+    write_rules(got, second.rules())
+    second.close()
+    assert got.getvalue() == expected.getvalue()
+    assert any(r.drop_param for r in whole.rules())
