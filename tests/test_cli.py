@@ -54,7 +54,11 @@ def learned(tmp_path_factory):
 def test_learn_writes_rules_and_summary(learned):
     d, rules, dlq, p = learned
     rs = list(read_rules(rules))
-    assert rs and all(r.status == "active" and r.support >= 3 for r in rs)
+    assert rs and all(r.status == "active" for r in rs)
+    # rewrite rules merge min_supp pairs; a parameter rule may stand on one cluster of its
+    # site's evidence where other sites proved the name (learner/params.py)
+    assert all(r.support >= 3 for r in rs if not r.drop_param)
+    assert any(r.drop_param for r in rs) and all(r.support >= 1 for r in rs if r.drop_param)
     assert [(-r.support, r.id) for r in rs] == sorted((-r.support, r.id) for r in rs)
     for word in ("events", "rejected", "clusters", "candidates", "active rules"):
         assert word in p.stderr
