@@ -391,7 +391,7 @@ def format_rules(rules, width: int = 160) -> str:
         hosts = ", ".join(r.hosts[:2]) + (f" +{len(r.hosts) - 2}" if len(r.hosts) > 2 else "")
         rows.append(
             f"{r.id:<16} {r.status:<7} {r.support:>8,} {r.fpr:>6.3f} {r.freq:>6,}  {hosts[:28]:<28} "
-            f"{r.context}  ->  {r.transformation}"
+            + (f"drop query parameter {r.drop_param!r}" if r.drop_param else f"{r.context}  ->  {r.transformation}")
         )
     rows.append(f"{len(rules)} rule(s)")
     return "\n".join(rows)
@@ -408,8 +408,14 @@ def cmd_explain(args) -> int:
             f"rule       {rule.id}  (support {rule.support:,}, fpr {rule.fpr:.3f}, freq {rule.freq:,}, "
             f"version {rule.version})"
         )
-        print(f"context    {rule.context}")
-        print(f"transform  {rule.transformation}")
+        if rule.drop_param:
+            print(f"drops      query parameter {rule.drop_param!r} (no rewrite rule applies to the rest)")
+        else:
+            print(f"context    {rule.context}")
+            print(f"transform  {rule.transformation}")
+        dropped = [r.drop_param for r in rs.applicable(args.url) if r.drop_param]
+        if dropped and not rule.drop_param:
+            print(f"first      drops query parameters {', '.join(dropped)}")
     print(f"key        {key}")
     return 0
 

@@ -219,3 +219,23 @@ def test_generate_longtail_profile_writes_a_fixed_setting(tmp_path):
     assert ev.read_bytes() == want_ev.read_bytes() and tr.read_bytes() == want_tr.read_bytes()
     p = run("generate", ev, tr, "--median-pages", "5", check=False)
     assert p.returncode == 2 and "--median-pages needs --profile longtail" in p.stderr
+
+
+def test_explain_and_show_name_parameter_rules(tmp_path):
+    from dustonline.rules import Rule, write_rules
+
+    path = tmp_path / "rules.jsonl"
+    write_rules(
+        path,
+        [
+            Rule(id="p-1", hosts=["a.com"], context="", transformation="", drop_param="sid", support=4),
+            Rule(id="r-1", hosts=["a.com"], context=r"^http://a\.com/(\d+)$", transformation="https://a.com/$1"),
+        ],
+    )
+    out = run("explain", "--rules", path, "http://a.com/7?sid=9").stdout
+    assert "rule       r-1" in out and "first      drops query parameters sid" in out
+    assert out.rstrip().endswith("key        https://a.com/7")
+    out = run("explain", "--rules", path, "http://a.com/x?sid=9&b=1").stdout
+    assert "rule       p-1" in out and "drops      query parameter 'sid'" in out
+    assert out.rstrip().endswith("key        http://a.com/x?b=1")
+    assert "drop query parameter 'sid'" in run("rules", "show", path).stdout
