@@ -270,6 +270,9 @@ class RuleSet:
 
     # ------------------------------------------------------------ applying
     def canonicalize(self, url: str) -> str:
+        host = host_of(url)
+        if host not in self._drops:  # the hot path: a host without parameter rules
+            return decide(url, self._by_host.get(host, ()))[1]
         return self.explain(url)[1]
 
     def explain(self, url: str) -> tuple[Rule | None, str]:
