@@ -146,6 +146,9 @@ class RuleSubscriber:
                     except RuleError as e:
                         self.rejected += 1
                         log.warning("rules topic offset %s: %s", rec.offset, e)
+                    except Exception as e:  # no record may end the thread: crawlers would keep stale rules
+                        self.rejected += 1
+                        log.warning("rules topic offset %s: refused (%s: %s)", rec.offset, type(e).__name__, e)
                     self._offsets[tp.partition] = rec.offset + 1
             if changed:
                 self._rules = self._book.ruleset()  # the atomic swap

@@ -47,3 +47,20 @@ def test_bad_messages_raise_rule_errors():
     with pytest.raises(RuleError, match="bad context regex"):
         book.apply(b"r-1", encode_rule(with_(R, context="(")))
     assert len(book) == 0 and book.rules(retired=True) == []
+
+
+@pytest.mark.parametrize(
+    "context",
+    ["(" * 3000 + "a" + ")" * 3000, r"^x{4294967296}$"],
+    ids=["3000-nested-groups", "huge-repeat"],
+)
+def test_a_context_the_regex_compiler_gives_up_on_is_a_rule_error(context):
+    book = RuleBook()
+    with pytest.raises(RuleError, match="bad context regex"):
+        book.apply(b"r-1", encode_rule(with_(R, context=context)))
+    assert len(book) == 0
+
+
+def test_a_tombstone_whose_key_is_not_utf8_is_a_rule_error():
+    with pytest.raises(RuleError, match="not UTF-8"):
+        RuleBook().apply(b"\xff\xfe", None)

@@ -48,7 +48,10 @@ class RuleBook:
     def apply(self, key: bytes | str | None, value: bytes | None) -> bool:
         """One topic message. Raises RuleError for a value that is not a rule record."""
         if value is None:
-            rid = key.decode() if isinstance(key, bytes) else key
+            try:
+                rid = key.decode() if isinstance(key, bytes) else key
+            except UnicodeDecodeError:
+                raise RuleError(f"tombstone key {key!r} is not UTF-8") from None
             if rid is None:
                 raise RuleError("tombstone without a key")
             gone = self._rules.pop(rid, None) is not None
@@ -59,7 +62,7 @@ class RuleBook:
             rule = _decode(value)
         except msgspec.DecodeError as e:
             raise RuleError(f"not a rule record: {e}") from None
-        if key is not None and (key.decode() if isinstance(key, bytes) else key) != rule.id:
+        if key is not None and (key.decode(errors="replace") if isinstance(key, bytes) else key) != rule.id:
             raise RuleError(f"message key {key!r} is not the rule's id {rule.id!r}")
         return self.update(rule)
 

@@ -69,6 +69,10 @@ class CompiledRule:
             rx = re.compile(rule.context)
         except re.error as e:
             raise RuleError(f"rule {rule.id}: bad context regex: {e}") from None
+        except (RecursionError, OverflowError, MemoryError) as e:
+            # 3,000 nested groups, x{4294967296}: the compiler itself gives up; a rule
+            # from a file or a topic must not take the reader down with it
+            raise RuleError(f"rule {rule.id}: bad context regex: {type(e).__name__}: {e}") from None
         # the whole URL must match, with backtracking into alternatives as needed: the
         # semantics of Java's Matcher.matches() and RE2's FullMatch
         self.fullmatch = rx.fullmatch
