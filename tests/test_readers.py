@@ -1019,3 +1019,27 @@ def test_jsonl_fast_path_reads_redirects_as_the_general_path(extra):
     d = {"url": "http://a.example/x", "ts": T0, "status": 301} | extra
     fast = _fast_jsonl(2048)(json.dumps(d).encode())
     assert fast is not None and fast == event_from_dict(d)
+
+
+def test_null_and_nesting_too_deep_are_rejected_with_a_reason_and_the_rest_is_read(tmp_path):
+    """A line that is just ``null`` used to vanish uncounted; JSON nested 1,500 levels
+    deep used to end the run with a RecursionError (and the worker with it)."""
+    from dustonline.events.readers import parse_message
+
+    deep = "[" * 1500 + "]" * 1500
+    lines = [
+        '{"url": "http://a.com/1", "ts": 1}',
+        "null",
+        deep,
+        '{"url": "http://a.com/2", "ts": 2, "x": ' + deep + "}",
+        '{"url": "http://a.com/3", "ts": 3}',
+    ]
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    got = list(read_events([path]))
+    assert [e.url for e in got if isinstance(e, FetchEvent)] == ["http://a.com/1", "http://a.com/3"]
+    bad = [(e.line, e.reason) for e in got if isinstance(e, Rejected)]
+    assert bad == [(2, "bad-json"), (3, "bad-field"), (4, "bad-field")]
+    for raw in (b"null", deep.encode(), lines[3].encode()):
+        with pytest.raises(BadEvent):
+            parse_message(raw)

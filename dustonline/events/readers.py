@@ -175,14 +175,16 @@ def _fast_jsonl(max_url_length: int) -> Callable[[bytes], FetchEvent | None]:
                 if w.redirected_from is None
                 else parse_redirect(w.redirected_from, url, max_url_length),
             )
-        except (msgspec.DecodeError, UnicodeDecodeError, BadEvent):
-            return None
+        except (msgspec.DecodeError, UnicodeDecodeError, BadEvent, RecursionError):
+            return None  # the general path names the reason (nesting too deep: bad-field)
 
     return parse
 
 
 def _parse_jsonl(text: str) -> Any:
     d = _decode_json(text)
+    if d is None:  # "null": a record that says nothing is still a record, rejected and counted
+        raise BadEvent("bad-json", "expected an object, got null")
     if type(d) is dict and "ts" not in d and ("status_code" in d or "content_digest" in d or "timestamp" in d):
         return _from_kafka(d)
     return d  # event_from_dict rejects non-objects
@@ -696,4 +698,12 @@ def parse_message(raw: bytes | None, max_url_length: int = DEFAULT_MAX_URL_LENGT
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadEvent("undecodable", str(e)[:200]) from None
-    return event_from_dict(_parse_jsonl(text), max_url_length)
+    try:
+        return event_from_dict(_parse_jsonl(text), max_url_length)
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        # as read_events does: a message the validation let through unlabelled (or nested
+        # too deep to decode) is a bad event for the dead-letter topic, not a worker crash
+        # that the re-delivered message would repeat
+        if isinstance(e, BadEvent):
+            raise
+        raise BadEvent("bad-field", f"{type(e).__name__}: {e}"[:200]) from None
