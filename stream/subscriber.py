@@ -146,7 +146,7 @@ class RuleSubscriber:
                     except RuleError as e:
                         self.rejected += 1
                         log.warning("rules topic offset %s: %s", rec.offset, e)
-                    except Exception as e:  # no record may end the thread: crawlers would keep stale rules
+                    except Exception as e:  # noqa: BLE001 -- no record may end the thread (crawlers would keep stale rules)
                         self.rejected += 1
                         log.warning("rules topic offset %s: refused (%s: %s)", rec.offset, type(e).__name__, e)
                     self._offsets[tp.partition] = rec.offset + 1
