@@ -391,7 +391,13 @@ def format_rules(rules, width: int = 160) -> str:
         hosts = ", ".join(r.hosts[:2]) + (f" +{len(r.hosts) - 2}" if len(r.hosts) > 2 else "")
         rows.append(
             f"{r.id:<16} {r.status:<7} {r.support:>8,} {r.fpr:>6.3f} {r.freq:>6,}  {hosts[:28]:<28} "
-            + (f"drop query parameter {r.drop_param!r}" if r.drop_param else f"{r.context}  ->  {r.transformation}")
+            + (
+                f"drop query parameter {r.drop_param!r}"
+                if r.drop_param
+                else f"read http as {r.canonical_scheme}"
+                if r.canonical_scheme
+                else f"{r.context}  ->  {r.transformation}"
+            )
         )
     rows.append(f"{len(rules)} rule(s)")
     return "\n".join(rows)
@@ -410,6 +416,8 @@ def cmd_explain(args) -> int:
         )
         if rule.drop_param:
             print(f"drops      query parameter {rule.drop_param!r} (no rewrite rule applies to the rest)")
+        elif rule.canonical_scheme:
+            print(f"reads      http as {rule.canonical_scheme} (no rewrite rule applies to the rest)")
         else:
             print(f"context    {rule.context}")
             print(f"transform  {rule.transformation}")

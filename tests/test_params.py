@@ -274,3 +274,78 @@ def test_restart_from_the_store_continues_exactly(tmp_path):
     second.close()
     assert got.getvalue() == expected.getvalue()
     assert any(r.drop_param for r in whole.rules())
+
+
+# ---------------------------------------------------------------- scheme rules
+def srule(hosts=("a.com",), **kw) -> Rule:
+    return Rule(id="s-1", hosts=list(hosts), context="", transformation="", canonical_scheme="https", **kw)
+
+
+def test_a_scheme_rule_reads_http_as_https_before_and_after_the_rewrite_rule():
+    www = Rule(
+        id="r-www",
+        hosts=["www.a.com"],
+        context=r"^(https?)://www\.a\.com/(\d+)$",
+        transformation="$1://a.com/$2",
+    )
+    rs = RuleSet([srule(), www])
+    assert rs.canonicalize("http://a.com/7") == rs.canonicalize("https://a.com/7") == "https://a.com/7"
+    # www.a.com has no scheme rule, but the key's host a.com has: the key is read as https
+    assert rs.canonicalize("http://www.a.com/7") == "https://a.com/7"
+    assert rs.canonicalize("HTTP://a.com/x") == "https://a.com/x"
+    assert rs.canonicalize("http://b.com/7") == "http://b.com/7"
+    rule, key = rs.explain("http://a.com/x")
+    assert (rule.id, key) == ("s-1", "https://a.com/x")
+    assert b"canonical_scheme" in encode_rule(srule()) and b"canonical_scheme" not in encode_rule(www)
+    m = merge({"0": srule(support=2), "1": srule(hosts=["www.a.com"], support=1)})
+    assert m.canonical_scheme == "https" and m.hosts == ["a.com", "www.a.com"]
+
+
+def both_schemes(host: str, pages: int, t: Clock, offset: int = 0, path: str = "/doc/"):
+    evs = []
+    for i in range(offset, offset + pages):
+        evs.append(page(host, f"{path}{i}", "", t))
+        evs.append(FetchEvent(url=f"https://{host}{path}{i}", ts=t(), digest=digest(host + f"{path}{i}")))
+    return evs
+
+
+def scheme_rules(lrn: OnlineLearner) -> list[list[str]]:
+    return [r.hosts for r in lrn.rules() if r.canonical_scheme]
+
+
+def test_a_site_serving_one_page_over_both_schemes_gets_a_scheme_rule_on_all_its_hosts():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, [page("www.a.com", "/about", "w", t)])  # another host of the site, seen in no pair yet
+    learn(lrn, [page("www.a.com", "/about", "w", t, "?x=1")])
+    learn(lrn, both_schemes("a.com", 3, t))
+    assert scheme_rules(lrn) == [["a.com", "www.a.com"]]
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/doc/99") == rs.canonicalize("https://a.com/doc/99")
+
+
+def test_distinct_pages_under_the_two_schemes_veto_the_scheme_rule():
+    t = Clock()
+    lrn = learner()
+    evs = [
+        page("a.com", "/robots.txt", "http robots", t),
+        FetchEvent(url="https://a.com/robots.txt", ts=t(), digest=digest("https robots")),
+    ]
+    learn(lrn, evs + both_schemes("a.com", 5, t))
+    assert scheme_rules(lrn) == []
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/robots.txt") != rs.canonicalize("https://a.com/robots.txt")
+
+
+def test_one_body_on_many_sites_teaches_no_site_about_another():
+    """A shared image under both schemes on three sites is one cluster; it is not evidence
+    that any of them serves its pages under both schemes (nor a scope for the others)."""
+    t = Clock()
+    lrn = learner()
+    evs = []
+    for i in range(4):
+        for host in ("a.com", "b.org", "c.net"):
+            for scheme in ("http", "https"):
+                evs.append(FetchEvent(url=f"{scheme}://{host}/img/logo{i}.png", ts=t(), digest=digest(f"logo{i}")))
+    learn(lrn, evs)
+    assert all(len({h.split(".")[-2] for h in hosts}) == 1 for hosts in scheme_rules(lrn))

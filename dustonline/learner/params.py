@@ -1,4 +1,5 @@
-"""Query parameters a site ignores, learned one parameter at a time (rules/params.py).
+"""Query parameters a site ignores, and whether its http and https URLs are one page,
+learned one name at a time (rules/params.py).
 
 Aligned rules learn a page's aliases as one combination: ``?utm_source=a&fbclid=b`` and
 ``?fbclid=c`` are two URL shapes, each needing its own clusters, and a page reached by a
@@ -20,6 +21,12 @@ hypothesis per site, "the page does not depend on ``name``":
   instead of ``min_freq``, still subject to its own counter-evidence. Names are compared
   exactly, so ``sid`` proven elsewhere says nothing about ``id``.
 
+The scheme is one more name here (``SCHEME``): a dup-cluster whose URLs of one path come
+over both http and https is evidence that the site serves one page under both, and two
+clusters whose URLs differ only in the scheme (``robots.txt`` often does) veto it. Its rule
+reads the hosts' http URLs as https (``Rule.canonical_scheme``). Like every name it
+transfers: once ``min_freq`` sites have it, a new site needs one cluster.
+
 A rule is published per site and name (``p-`` ids), scoped to the hosts where the
 parameter varied, and retired when its last cluster of evidence leaves the window or a
 collision vetoes it. Crawlers drop the parameters before any rewrite rule
@@ -34,17 +41,19 @@ from collections.abc import Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import drop_params, query_pairs
+from ..rules.params import drop_params, query_pairs, to_https
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
-from ..rules.urls import site_of_host, split_authority
+from ..rules.urls import host_of, site_of_host, split_authority
 from ..state.store import Store
 from .changes import RuleChanges
 from .hosturls import HostURLs
 from .lifecycle import Clock
 
 CANDIDATE, VETOED = "candidate", "vetoed"
+SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
 MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
+MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
 
 
 class ParamObs(msgspec.Struct, array_like=True, gc=False):
@@ -52,22 +61,29 @@ class ParamObs(msgspec.Struct, array_like=True, gc=False):
 
     site: str
     blind: int = 0  # URLs without a query that came before any was observed (path unknown)
-    paths: dict[str, int] = {}  # path -> URLs observed with it
-    seen: dict[str, list] = {}  # path NUL name -> [URLs with it, up to MAX_VALUES values]
-    varied: list[str] = []  # names it counts as evidence for (once each)
+    paths: dict[str, int] = {}  # address (site NUL path) -> URLs observed with it
+    seen: dict[str, list] = {}  # address NUL name -> [URLs with it, up to MAX_VALUES values]
+    varied: list[str] = []  # "site NUL name" it counts as evidence for (once each)
     noisy: bool = False  # too many paths: evidence withdrawn, nothing more observed
 
 
-def _path(url: str) -> str:
-    """The URL's path, the part a parameter's evidence must share (scheme and host
-    aliases, and a trailing slash, do not make another address)."""
+def _pairs(url: str) -> list[tuple[str, str]]:
+    """The query's (name, value) pairs, and the scheme as one more."""
+    scheme = _scheme(url)
+    return ([(SCHEME, scheme)] if scheme is not None else []) + query_pairs(url)
+
+
+def _address(url: str) -> str:
+    """``site NUL path``: what two URLs must share for a name's variation between them to
+    count (scheme and host aliases of one site, and a trailing slash, do not make another
+    address; another site does)."""
     _, _, rest = split_authority(url)
     end = len(rest)
     for ch in "?#":
         j = rest.find(ch)
         if 0 <= j < end:
             end = j
-    return rest[:end].rstrip("/")
+    return site_of_host(host_of(url)) + "\x00" + rest[:end].rstrip("/")
 
 
 class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -82,6 +98,18 @@ class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     support: int = 0  # n as last published
 
 
+def _scheme(url: str) -> str | None:
+    head = url[:8].lower()
+    return "https" if head.startswith("https://") else "http" if head.startswith("http://") else None
+
+
+def key_of(url: str, names: list[str]) -> str:
+    """The URL as crawlers read it under these names (``RuleSet``'s order: scheme first)."""
+    if SCHEME in names:
+        url = to_https(url)
+    return drop_params(url, names)
+
+
 def param_rule_id(site: str, name: str) -> str:
     return "p-%012x" % (mmh3.hash64("param\x1d" + site + "\x1d" + name, signed=False)[0] >> 16)
 
@@ -94,6 +122,7 @@ class ParamRules:
         self.ev = store.table("pev", type=ParamEv)
         self.names = store.table("pname")  # name -> [sites active, sites vetoed]
         self.drops = store.table("pdrop")  # host -> names dropped there, in activation order
+        self.site_hosts = store.table("phosts")  # site -> its hosts seen in dup-clusters (the scheme rule's scope)
         # host -> key under its dropped names -> [cluster, URLs]: derived from the host's
         # validation URLs, rebuilt when lost, least recently used hosts dropped past the cap
         self._index: OrderedDict[str, dict[str, list]] = OrderedDict()
@@ -107,47 +136,66 @@ class ParamRules:
     # ------------------------------------------------------------------ evidence
     def observe(self, url: str, host: str, cid: str, cluster_n: int, noise: bool, before: str | None) -> None:
         """A URL joined cluster ``cid`` (now ``cluster_n`` URLs; ``before``: the one URL it
-        had, when known): the names that vary in the cluster from now on are evidence for
-        its site."""
-        pairs = query_pairs(url)
+        had, when known): the names that vary from now on between the cluster's URLs of
+        one address (site and path) are evidence for that site. A cluster may span sites
+        (one image served by many): each site's evidence is its own URLs'."""
+        pairs = _pairs(url)
         o = self.obs.get(cid)
         if o is None:
-            if not pairs or noise:
-                return  # a cluster without query parameters has nothing to say here
+            if cluster_n < 2 or noise:
+                return  # one URL shows no variation; its second brings it along (``before``)
             o = ParamObs(site_of_host(host))
             if before is not None and cluster_n == 2:
-                o.paths[_path(before)] = 1
-                self._record(o, _path(before), query_pairs(before))
+                address = _address(before)
+                o.paths[address] = 1
+                self._record(o, address, _pairs(before))
             else:
                 o.blind = cluster_n - 1
         if o.noisy:
             return
-        path = _path(url)
-        o.paths[path] = o.paths.get(path, 0) + 1
+        site = site_of_host(host)
+        self._site_host(site, host)
+        address = _address(url)
+        o.paths[address] = o.paths.get(address, 0) + 1
         if noise or len(o.paths) > self.card_set:
             self._withdraw(cid, o)
             return
-        names = self._record(o, path, pairs)
+        names = self._record(o, address, pairs)
         fresh = []
         for key, s in o.seen.items():
-            p, _, name = key.partition("\x00")
-            if name not in o.varied and name not in fresh and (s[0] < o.paths[p] + o.blind or len(s) > 2):
-                fresh.append(name)
+            a, _, name = key.rpartition("\x00")
+            absent = s[0] < o.paths[a] + o.blind and name != SCHEME  # every URL has a scheme
+            which = a.partition("\x00")[0] + "\x00" + name
+            if which not in o.varied and which not in fresh and (absent or len(s) > 2):
+                fresh.append(which)
         o.varied.extend(fresh)
         self.obs[cid] = o
-        for name in fresh:
-            self._evidence(o.site, name, +1, host)
+        for which in fresh:
+            wsite, _, name = which.partition("\x00")
+            self._evidence(wsite, name, +1, host if wsite == site else None)
         for name in names:
-            if name in o.varied and name not in fresh:
-                self._scope(o.site, name, host)
+            if site + "\x00" + name in o.varied and site + "\x00" + name not in fresh:
+                self._scope(site, name, host)
+
+    def _site_host(self, site: str, host: str) -> None:
+        """A host of the site: the scheme rule, once there, covers it too (if its URLs allow):
+        a scheme rule on ``x.com`` but not ``www.x.com`` would split the keys of a rule that
+        moves one to the other."""
+        hosts = self.site_hosts.get(site) or []
+        if host in hosts or len(hosts) >= MAX_SITE_HOSTS:
+            return
+        self.site_hosts[site] = hosts + [host]
+        ev = self.ev.get(site + "\x00" + SCHEME)
+        if ev is not None and ev.status == ACTIVE and host not in ev.hosts:
+            self._scope(site, SCHEME, host)
 
     @staticmethod
-    def _record(o: ParamObs, path: str, pairs: list[tuple[str, str]]) -> list[str]:
+    def _record(o: ParamObs, address: str, pairs: list[tuple[str, str]]) -> list[str]:
         values: dict[str, str] = {}
         for name, value in pairs[:MAX_PARAMS]:
             values.setdefault(name, value)
         for name, value in values.items():
-            key = path + "\x00" + name
+            key = address + "\x00" + name
             s = o.seen.get(key)
             if s is None:
                 o.seen[key] = [1, value]
@@ -159,16 +207,18 @@ class ParamRules:
 
     def _withdraw(self, cid: str, o: ParamObs) -> None:
         """The cluster is noise: what it counted is taken back, and it is not observed again."""
-        for name in o.varied:
-            self._evidence(o.site, name, -1, None)
+        for which in o.varied:
+            site, _, name = which.partition("\x00")
+            self._evidence(site, name, -1, None)
         self.obs[cid] = ParamObs(o.site, noisy=True)
 
     def forget_cluster(self, cid: str) -> None:
         """The cluster left the window: its evidence goes with it."""
         o = self.obs.pop(cid)
         if o is not None and not o.noisy:
-            for name in o.varied:
-                self._evidence(o.site, name, -1, None)
+            for which in o.varied:
+                site, _, name = which.partition("\x00")
+                self._evidence(site, name, -1, None)
 
     def _evidence(self, site: str, name: str, delta: int, host: str | None) -> None:
         key = site + "\x00" + name
@@ -197,6 +247,8 @@ class ParamRules:
 
     # ------------------------------------------------------------------ decisions
     def _activate(self, site: str, name: str, ev: ParamEv) -> None:
+        if name == SCHEME:
+            ev.hosts.extend(h for h in self.site_hosts.get(site) or () if h not in ev.hosts)
         for h in ev.hosts:
             if not self._collision_free(h, self._dropped(h) + [name]):
                 self._veto(site, name, ev)
@@ -257,7 +309,8 @@ class ParamRules:
             hosts=ev.pub,
             context="",
             transformation="",
-            drop_param=name,
+            drop_param=msgspec.UNSET if name == SCHEME else name,
+            canonical_scheme="https" if name == SCHEME else msgspec.UNSET,
             support=ev.support,
             freq=ev.support,
             version=ev.version,
@@ -276,7 +329,7 @@ class ParamRules:
     def _collision_free(self, host: str, names: list[str]) -> bool:
         keys: dict[str, str] = {}
         for url, cid in self.host_urls.of(host).items():
-            k = drop_params(url, names)
+            k = key_of(url, names)
             if keys.setdefault(k, cid) != cid:
                 return False
         return True
@@ -298,7 +351,7 @@ class ParamRules:
         """The host's keys from its validation URLs as they are now; None on a collision."""
         idx: dict[str, list] = {}
         for url, cid in self.host_urls.of(host).items():
-            k = drop_params(url, names)
+            k = key_of(url, names)
             e = idx.get(k)
             if e is None:
                 idx[k] = [cid, 1]
@@ -326,7 +379,7 @@ class ParamRules:
                 self._recheck(host, list(names))
             return
         self._index.move_to_end(host)
-        k = drop_params(url, names)
+        k = key_of(url, names)
         e = idx.get(k)
         if delta < 0:
             if e is not None:

@@ -1,4 +1,4 @@
-"""Query parameters a site ignores, dropped before any rewrite rule applies.
+"""Query parameters a site ignores, and its schemes, normalized before any rewrite rule applies.
 
 A parameter rule (``Rule.drop_param``) says that on its hosts the query parameter of that
 name never changes the page: tracking and click ids, session ids, cache busters. Such
@@ -51,3 +51,11 @@ def drop_params(url: str, names: Collection[str]) -> str:
         return url
     rest = "" if end < 0 else url[end:]
     return url[:q] + ("?" + "&".join(kept) if kept else "") + rest
+
+
+def to_https(url: str) -> str:
+    """``url`` with an ``http`` scheme (any letter case) read as ``https``: what a scheme
+    rule (``Rule.canonical_scheme``) does on its hosts before rewrite rules apply."""
+    if url[:7].lower() == "http://":
+        return "https://" + url[7:]
+    return url

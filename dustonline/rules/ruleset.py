@@ -3,11 +3,13 @@
 A rule applies to a URL when the URL's host is in ``hosts`` and ``context`` matches the
 whole URL (tried as given, then lightly normalized). The first applicable active rule
 wins, rules ordered by descending support, then id; no chaining. Parameter rules
-(``drop_param``, rules/params.py) come first: the host's ignored query parameters are
-removed, then the first rewrite rule applies to the rest (or, if none applies to it, to
-the URL as given, its output then losing the parameters: ``RuleSet.explain``). The result, or the URL
-itself when no rule applies, is lightly normalized (scheme and host case, default port,
-percent-encoding), so keys are comparable whichever way they were made.
+(``drop_param``) and scheme rules (``canonical_scheme``, rules/params.py) come first: the
+host's http URLs are read as https and its ignored query parameters are removed, then
+the first rewrite rule applies to the rest (or, if none applies to it, to the URL as
+given, its output then normalized the same way), and last the key's own host's rules
+apply to the key (``RuleSet.explain``; the order in docs/formats.md). The result, or the
+URL itself when no rule applies, is lightly normalized (scheme and host case, default
+port, percent-encoding), so keys are comparable whichever way they were made.
 
 A transformation is literals, ``$N`` group references, ``$$`` (a literal ``$``) and
 ``${N:lower}`` / ``${N:upper}`` (group N with ASCII letters case-mapped: the value
@@ -24,7 +26,7 @@ from typing import IO
 
 import msgspec
 
-from .params import drop_params, query_pairs
+from .params import drop_params, query_pairs, to_https
 from .urls import host_of, light_normalize
 
 ACTIVE, RETIRED = "active", "retired"
@@ -46,6 +48,9 @@ class Rule(msgspec.Struct, kw_only=True):
     # a reader that predates the field holds a rule that matches nothing. Left out of the
     # record when unset: rewrite rules encode as they always did.
     drop_param: str | msgspec.UnsetType = msgspec.UNSET
+    # a scheme rule: on ``hosts``, http and https serve the same pages, and URLs are read
+    # with this scheme (only "https") before rewrite rules apply; left out when unset
+    canonical_scheme: str | msgspec.UnsetType = msgspec.UNSET
 
     def compile(self) -> CompiledRule:
         return CompiledRule(self)
@@ -215,6 +220,8 @@ class RuleSet:
         self._by_id: dict[str, CompiledRule] = {}
         self._by_host: dict[str, list[CompiledRule]] = {}
         self._drops: dict[str, dict[str, Rule]] = {}  # host -> parameter name -> its rule
+        self._https: dict[str, Rule] = {}  # host -> its scheme rule
+        self._pre: set[str] = set()
         for r in rules:
             if r.status == ACTIVE:
                 self._by_id[r.id] = r.compile()
@@ -231,15 +238,21 @@ class RuleSet:
     def _index(self) -> None:
         by_host: dict[str, list[CompiledRule]] = {}
         drops: dict[str, dict[str, Rule]] = {}
+        https: dict[str, Rule] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
-            name = cr.rule.drop_param
+            name, scheme = cr.rule.drop_param, cr.rule.canonical_scheme
             for h in cr.rule.hosts:
                 if name:
                     drops.setdefault(h.lower(), {}).setdefault(name, cr.rule)
+                elif scheme:
+                    if scheme == "https":  # the one scheme rule there is; others are left out
+                        https.setdefault(h.lower(), cr.rule)
                 else:
                     by_host.setdefault(h.lower(), []).append(cr)
         self._by_host = by_host
         self._drops = drops
+        self._https = https
+        self._pre = set(drops) | set(https)  # hosts whose URLs are normalized first
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
@@ -275,33 +288,61 @@ class RuleSet:
     # ------------------------------------------------------------ applying
     def canonicalize(self, url: str) -> str:
         host = host_of(url)
-        if host not in self._drops:  # the hot path: a host without parameter rules
+        if not self._pre:
             return decide(url, self._by_host.get(host, ()))[1]
+        if host not in self._pre:  # the hot path: a host without parameter or scheme rules
+            return self._after(decide(url, self._by_host.get(host, ()))[1])
         return self.explain(url)[1]
+
+    def _after(self, key: str) -> str:
+        """The key with its own host's scheme and parameter rules applied: a rewrite rule
+        may move a URL to another host (``www.x.com`` -> ``x.com``), whose rules then hold."""
+        host = host_of(key)
+        if host not in self._pre:
+            return key
+        return light_normalize(self._prepare(key, host)[0])
+
+    def _prepare(self, url: str, host: str) -> tuple[str, Rule | None]:
+        """``url`` with its host's scheme rule and parameter rules applied, and the first
+        of those rules that changed it."""
+        first = None
+        scheme = self._https.get(host)
+        if scheme is not None:
+            out = to_https(url)
+            if out != url:
+                first, url = scheme, out
+        drops = self._drops.get(host)
+        if drops:
+            out = drop_params(url, drops)
+            if out != url:
+                if first is None:
+                    names = {n for n, _ in query_pairs(url)}
+                    first = next(r for n, r in drops.items() if n in names)
+                url = out
+        return url, first
 
     def explain(self, url: str) -> tuple[Rule | None, str]:
         """The rule that decides ``url`` (None: only light normalization) and the key.
 
-        The host's parameter rules drop their parameters, and ``decide`` runs over the
+        The host's scheme rule and parameter rules apply first, and ``decide`` runs over the
         host's rewrite rules on what is left. When no rewrite rule applies to it but one
         applies to the URL as given (a rule learned with the parameter in its context),
-        that one decides, and the parameters are dropped from its output. The deciding
-        rule is the rewrite rule, or else the first parameter rule that dropped something."""
+        that one decides, and the host's rules apply to its output. Last, the rules of the
+        key's own host apply to the key. The deciding rule is the rewrite rule, or else the
+        first scheme or parameter rule that changed the URL."""
         host = host_of(url)
         rules = self._by_host.get(host, ())
-        drops = self._drops.get(host)
-        if not drops:
+        if host not in self._pre:
             cr, key = decide(url, rules)
-            return (None if cr is None else cr.rule), key
-        stripped = drop_params(url, drops)
+            return (None if cr is None else cr.rule), self._after(key) if self._pre else key
+        stripped, first = self._prepare(url, host)
         cr, key = decide(stripped, rules)
-        if cr is None and stripped != url:
+        if cr is None and first is not None:
             raw, out = decide(url, rules)
             if raw is not None:
-                return raw.rule, light_normalize(drop_params(out, drops))
-            names = {n for n, _ in query_pairs(url)}
-            return next(r for n, r in drops.items() if n in names), key
-        return (None if cr is None else cr.rule), key
+                return raw.rule, self._after(light_normalize(self._prepare(out, host)[0]))
+            return first, self._after(key)
+        return (None if cr is None else cr.rule), self._after(key)
 
     def applicable(self, url: str) -> list[Rule]:
         """The host's parameter rules that drop something from ``url``, then the rewrite
@@ -310,11 +351,13 @@ class RuleSet:
         drops = self._drops.get(host, {})
         names = {n for n, _ in query_pairs(url)}
         rules = self._by_host.get(host, ())
-        stripped = drop_params(url, drops)
+        stripped, _ = self._prepare(url, host)
         out = [cr.rule for cr in rules if cr.apply(stripped) is not None]
         if not out and stripped != url:
             out = [cr.rule for cr in rules if cr.apply(url) is not None]
-        return [r for n, r in drops.items() if n in names] + out
+        scheme = self._https.get(host)
+        pre = [scheme] if scheme is not None and to_https(url) != url else []
+        return pre + [r for n, r in drops.items() if n in names] + out
 
 
 _decoder = msgspec.json.Decoder(Rule)
