@@ -349,3 +349,30 @@ def test_one_body_on_many_sites_teaches_no_site_about_another():
                 evs.append(FetchEvent(url=f"{scheme}://{host}/img/logo{i}.png", ts=t(), digest=digest(f"logo{i}")))
     learn(lrn, evs)
     assert all(len({h.split(".")[-2] for h in hosts}) == 1 for hosts in scheme_rules(lrn))
+
+
+def test_canonicalize_and_explain_give_the_same_key():
+    """canonicalize has a fast path of its own; explain names the rules. Same keys."""
+    www = Rule(
+        id="r-www", hosts=["www.a.com"], context=r"^(https?)://www\.a\.com/(\d+)$", transformation="$1://a.com/$2"
+    )
+    http = Rule(id="r-http", hosts=["a.com"], context=r"^https://a\.com/x/(\d+)$", transformation="http://a.com/$1")
+    tracked = Rule(id="r-t", hosts=["a.com"], context=r"^http://a\.com/t\?utm=[a-z]+$", transformation="http://a.com/t")
+    rs = RuleSet([srule(), prule("sid"), prule("utm"), www, http, tracked])
+    urls = [
+        f"{scheme}://{host}{path}{query}"
+        for scheme in ("http", "https", "HTTP")
+        for host in ("a.com", "www.a.com", "b.com")
+        for path in ("/7", "/x/7", "/t", "/")
+        for query in ("", "?sid=1", "?utm=ab", "?id=2&sid=3", "?utm=ab&id=1", "#f")
+    ]
+    assert len(urls) == 216
+    for u in urls:
+        assert rs.canonicalize(u) == rs.explain(u)[1], u
+    # the www rule moves the URL to a.com, whose scheme rule then holds for the key
+    assert rs.canonicalize("http://www.a.com/7") == "https://a.com/7"
+    # sid is dropped on a.com, not on www.a.com: no www rule fits, the URL is its own key
+    assert rs.canonicalize("http://www.a.com/7?sid=1") == "http://www.a.com/7?sid=1"
+    # nothing fits the prepared URL; the rule learned with utm in its context does, and
+    # its output is prepared in turn
+    assert rs.explain("http://a.com/t?utm=ab") == (tracked, "https://a.com/t")

@@ -290,9 +290,19 @@ class RuleSet:
         host = host_of(url)
         if not self._pre:
             return decide(url, self._by_host.get(host, ()))[1]
-        if host not in self._pre:  # the hot path: a host without parameter or scheme rules
-            return self._after(decide(url, self._by_host.get(host, ()))[1])
-        return self.explain(url)[1]
+        rules = self._by_host.get(host, ())
+        if host not in self._pre:  # a host without parameter or scheme rules
+            cr, key = decide(url, rules)
+            return key if cr is None else self._after(key)  # only a rewrite moves a URL to another host
+        # explain's steps, without naming the rules that took them
+        u = to_https(url) if host in self._https else url
+        drops = self._drops.get(host)
+        if drops:
+            u = drop_params(u, drops)
+        cr, key = decide(u, rules)
+        if cr is not None:
+            return self._after(key)
+        return key if u == url else self.explain(url)[1]
 
     def _after(self, key: str) -> str:
         """The key with its own host's scheme and parameter rules applied: a rewrite rule
@@ -300,7 +310,8 @@ class RuleSet:
         host = host_of(key)
         if host not in self._pre:
             return key
-        return light_normalize(self._prepare(key, host)[0])
+        out, changed_by = self._prepare(key, host)
+        return key if changed_by is None else light_normalize(out)
 
     def _prepare(self, url: str, host: str) -> tuple[str, Rule | None]:
         """``url`` with its host's scheme rule and parameter rules applied, and the first
@@ -334,15 +345,17 @@ class RuleSet:
         rules = self._by_host.get(host, ())
         if host not in self._pre:
             cr, key = decide(url, rules)
-            return (None if cr is None else cr.rule), self._after(key) if self._pre else key
+            if cr is None:
+                return None, key
+            return cr.rule, self._after(key) if self._pre else key
         stripped, first = self._prepare(url, host)
         cr, key = decide(stripped, rules)
         if cr is None and first is not None:
             raw, out = decide(url, rules)
             if raw is not None:
                 return raw.rule, self._after(light_normalize(self._prepare(out, host)[0]))
-            return first, self._after(key)
-        return (None if cr is None else cr.rule), self._after(key)
+            return first, key  # the URL's own host: its rules have applied
+        return (None if cr is None else cr.rule), key if cr is None else self._after(key)
 
     def applicable(self, url: str) -> list[Rule]:
         """The host's parameter rules that drop something from ``url``, then the rewrite
