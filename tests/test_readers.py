@@ -1043,3 +1043,18 @@ def test_null_and_nesting_too_deep_are_rejected_with_a_reason_and_the_rest_is_re
     for raw in (b"null", deep.encode(), lines[3].encode()):
         with pytest.raises(BadEvent):
             parse_message(raw)
+
+
+def test_a_truncated_gzip_file_keeps_what_came_before_and_says_where_it_broke(tmp_path):
+    """A .jsonl.gz cut short used to end `learn` with an EOFError and lose everything."""
+    whole = b"".join(b'{"url": "http://a.com/%d", "ts": %d}\n' % (i, i + 1) for i in range(2000))
+    packed = gzip.compress(whole)
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(packed[: len(packed) // 2])
+    got = list(read_events([path]))
+    events = [e for e in got if isinstance(e, FetchEvent)]
+    assert 0 < len(events) < 2000
+    assert [e.url for e in events] == [f"http://a.com/{i}" for i in range(len(events))]
+    last = got[-1]
+    assert isinstance(last, Rejected) and last.reason == "truncated" and "EOFError" in last.detail
+    assert sum(isinstance(e, Rejected) for e in got) == 1

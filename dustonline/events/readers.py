@@ -623,12 +623,15 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
     stdin = str(src) == "-"
     name = "<stdin>" if stdin else str(src)
     fh = sys.stdin.buffer if stdin else gzip.open(src, "rb") if str(src).endswith(".gz") else open(src, "rb")
+    broken: list[BaseException] = []
+    source = _until_broken(fh, broken)
+    n = 0
     try:
-        lines: Iterable[bytes] = fh
+        lines: Iterable[bytes] = source
         if fmt == "auto":
             head: list[bytes] = []
             records = 0
-            for line in fh:
+            for line in source:
                 head.append(line)
                 s = line.strip()
                 records += bool(s) and not s.startswith(_NOT_RECORDS)
@@ -636,7 +639,7 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
                     break
             # only Heritrix header lines (or nothing): crawllog rejects them as bad-record
             fmt = detect_format(head) if records else "crawllog"
-            lines = chain(head, fh)
+            lines = chain(head, source)
         parse = _PARSERS[fmt]()
         fast = _fast_jsonl(max_url_length) if fmt == "jsonl" else None
         for n, line in enumerate(lines, 1):
@@ -662,9 +665,21 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
             except (ValueError, TypeError, OverflowError, RecursionError) as e:
                 # validation code let something through unlabelled: still a bad record, not a crash
                 yield Rejected(name, n, "bad-field", f"{type(e).__name__}: {e}"[:200], _raw(line))
+        if broken:  # what came before is kept; the rest of the file is gone, and said so
+            why = broken[0]
+            yield Rejected(name, n + 1, "truncated", f"input ends mid-stream: {type(why).__name__}: {why}"[:200], "")
     finally:
         if not stdin:
             fh.close()
+
+
+def _until_broken(fh, broken: list[BaseException]) -> Iterator[bytes]:
+    """The file's lines until it breaks: a gzip file cut short raises EOFError (or a
+    zlib/gzip error) mid-iteration, which is recorded instead of ending the run."""
+    try:
+        yield from fh
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        broken.append(e)
 
 
 def read_events(
