@@ -657,20 +657,31 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
                 yield Rejected(name, n, "undecodable", str(e), _raw(line))
                 continue
             try:
-                d = parse(text)
-                if d is not None:
-                    yield event_from_dict(d, max_url_length)
+                ev = _validated(parse, text, max_url_length)
             except BadEvent as e:
                 yield Rejected(name, n, e.reason, e.detail, _raw(line))
-            except (ValueError, TypeError, OverflowError, RecursionError) as e:
-                # validation code let something through unlabelled: still a bad record, not a crash
-                yield Rejected(name, n, "bad-field", f"{type(e).__name__}: {e}"[:200], _raw(line))
+                continue
+            if ev is not None:
+                yield ev
         if broken:  # what came before is kept; the rest of the file is gone, and said so
             why = broken[0]
             yield Rejected(name, n + 1, "truncated", f"input ends mid-stream: {type(why).__name__}: {why}"[:200], "")
     finally:
         if not stdin:
             fh.close()
+
+
+def _validated(parse: Callable[[str], Any], text: str, max_url_length: int) -> FetchEvent | None:
+    """One record's text -> FetchEvent (None: a line that is no record, such as a
+    header), or BadEvent with the reason. What validation lets through unlabelled, or
+    JSON nested too deep to decode, is a ``bad-field``: a bad record, not a crash."""
+    try:
+        d = parse(text)
+        return None if d is None else event_from_dict(d, max_url_length)
+    except BadEvent:
+        raise
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        raise BadEvent("bad-field", f"{type(e).__name__}: {e}"[:200]) from None
 
 
 def _until_broken(fh, broken: list[BaseException]) -> Iterator[bytes]:
@@ -713,12 +724,6 @@ def parse_message(raw: bytes | None, max_url_length: int = DEFAULT_MAX_URL_LENGT
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadEvent("undecodable", str(e)[:200]) from None
-    try:
-        return event_from_dict(_parse_jsonl(text), max_url_length)
-    except (ValueError, TypeError, OverflowError, RecursionError) as e:
-        # as read_events does: a message the validation let through unlabelled (or nested
-        # too deep to decode) is a bad event for the dead-letter topic, not a worker crash
-        # that the re-delivered message would repeat
-        if isinstance(e, BadEvent):
-            raise
-        raise BadEvent("bad-field", f"{type(e).__name__}: {e}"[:200]) from None
+    # as read_events validates: a bad event for the dead-letter topic, never a worker
+    # crash that the re-delivered message would repeat (_parse_jsonl never gives None)
+    return cast(FetchEvent, _validated(_parse_jsonl, text, max_url_length))

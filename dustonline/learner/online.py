@@ -217,13 +217,11 @@ class OnlineLearner(LearnerBase):
             st.new_urls += 1
             validates = split.validates(cid, holdout)
             self.window.add(ukey, site_of_host(host), cid, ts, validates)
-            before = self.clusters.get(cid)
-            before_url = None if before is None else before.first
-            cl = self._sample(cid, url, digest, host, validates)
+            cl, before = self._sample(cid, url, digest, host, validates)
             if validates:
                 self.host_urls.add(host, url, cid)
                 self._count_url(url, host, cid, +1)
-                self.params.observe(url, host, cid, cl.n, cl.noise, before_url)
+                self.params.observe(url, host, cid, cl.n, cl.noise, before)
             digest = None  # the sources have no content of their own
             if self.redirects.count:
                 for src in reversed(self.redirects.take(url, self.clock.now - self.cfg.window.seconds)):
@@ -250,11 +248,15 @@ class OnlineLearner(LearnerBase):
         else:
             self._add_url(src, shost, skey, rec.cluster, ts)
 
-    def _sample(self, cid: str, url: str, digest: str | None, host: str, validates: bool) -> ClusterRec:
+    def _sample(
+        self, cid: str, url: str, digest: str | None, host: str, validates: bool
+    ) -> tuple[ClusterRec, str | None]:
         """The URL joins its cluster: counted, and aligned into the cluster's sample while
-        the sample is under K (a validation-only cluster needs no consensus)."""
+        the sample is under K (a validation-only cluster needs no consensus). Returns the
+        cluster and the one URL it held before, when it held one (params.py reads it)."""
         st, L = self.stats, self.cfg.learning
         cl = self.clusters.get(cid)
+        before = None if cl is None else cl.first
         if cl is None:
             # "rows" stays None while the cluster has one URL: most clusters never get a
             # second, and the URL is enough to tokenize it later
@@ -283,7 +285,7 @@ class OnlineLearner(LearnerBase):
         if changed:
             self.induction.dirty_clusters.add(cid)
         self.clusters[cid] = cl
-        return cl
+        return cl, before
 
     def _count_url(self, url: str, host: str, cid: str, delta: int) -> None:
         self.kv.count_url(host, url, delta)

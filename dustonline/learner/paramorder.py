@@ -18,6 +18,8 @@ in the match gives the empty string:
 
 from __future__ import annotations
 
+from ..rules import params
+from ..rules.params import BARE
 from .induce import char_bits, class_for, escape
 
 MAX_KEYS = 4  # at most 4! = 24 orders of one key set in one alternation
@@ -25,14 +27,11 @@ MAX_ORDERS = 6  # orders of one key set kept in a rule (the most seen)
 
 
 def query_pairs(url: str) -> list[tuple[str, str]] | None:
-    """The query as (key, value) pairs; None without a query or with a repeated key (its
-    order may matter: ``a=1&a=2`` is a list)."""
-    q = url.find("?")
-    if q < 0:
-        return None
-    query = url[q + 1 :].split("#", 1)[0]
-    pairs = [p.partition("=")[::2] for p in query.split("&")]
-    if len({k for k, _ in pairs}) != len(pairs):
+    """The query as (key, value) pairs, a bare key's value empty (the split of
+    rules/params.py); None without a query or with a repeated key (its order may
+    matter: ``a=1&a=2`` is a list)."""
+    pairs = [(k, "" if v == BARE else v) for k, v in params.query_pairs(url)]
+    if not pairs or len({k for k, _ in pairs}) != len(pairs):
         return None
     return pairs
 

@@ -73,17 +73,17 @@ def _pairs(url: str) -> list[tuple[str, str]]:
     return ([(SCHEME, scheme)] if scheme is not None else []) + query_pairs(url)
 
 
-def _address(url: str) -> str:
-    """``site NUL path``: what two URLs must share for a name's variation between them to
-    count (scheme and host aliases of one site, and a trailing slash, do not make another
-    address; another site does)."""
+def _address(url: str, site: str) -> str:
+    """``site NUL path`` (``site``: the URL's): what two URLs must share for a name's
+    variation between them to count (scheme and host aliases of one site, and a trailing
+    slash, do not make another address; another site does)."""
     _, _, rest = split_authority(url)
     end = len(rest)
     for ch in "?#":
         j = rest.find(ch)
         if 0 <= j < end:
             end = j
-    return site_of_host(host_of(url)) + "\x00" + rest[:end].rstrip("/")
+    return site + "\x00" + rest[:end].rstrip("/")
 
 
 class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -146,7 +146,7 @@ class ParamRules:
                 return  # one URL shows no variation; its second brings it along (``before``)
             o = ParamObs(site_of_host(host))
             if before is not None and cluster_n == 2:
-                address = _address(before)
+                address = _address(before, site_of_host(host_of(before)))
                 o.paths[address] = 1
                 self._record(o, address, _pairs(before))
             else:
@@ -155,7 +155,7 @@ class ParamRules:
             return
         site = site_of_host(host)
         self._site_host(site, host)
-        address = _address(url)
+        address = _address(url, site)
         o.paths[address] = o.paths.get(address, 0) + 1
         if noise or len(o.paths) > self.card_set:
             self._withdraw(cid, o)

@@ -20,37 +20,42 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+BARE = "\x00"  # the value of a query part without "=": ``?a`` and ``?a=`` are different URLs
 
-def query_pairs(url: str) -> list[tuple[str, str]]:
-    """(name, value) of each query part, in order; a part without ``=`` has value None's
-    stand-in ``"\\x00"`` so that ``?a`` and ``?a=`` count as different values."""
+
+def _query(url: str) -> tuple[int, int] | None:
+    """Where the query is: the index of its ``?`` and the end (its ``#`` or the URL's end)."""
     q = url.find("?")
     if q < 0:
-        return []
+        return None
     end = url.find("#", q)
-    query = url[q + 1 :] if end < 0 else url[q + 1 : end]
-    if not query:
+    return q, len(url) if end < 0 else end
+
+
+def query_pairs(url: str) -> list[tuple[str, str]]:
+    """(name, value) of each query part, in order; a part without ``=`` has the value
+    ``BARE``. No query, or an empty one: no pairs."""
+    span = _query(url)
+    if span is None or span[1] == span[0] + 1:
         return []
     out = []
-    for part in query.split("&"):
+    for part in url[span[0] + 1 : span[1]].split("&"):
         name, eq, value = part.partition("=")
-        out.append((name, value if eq else "\x00"))
+        out.append((name, value if eq else BARE))
     return out
 
 
 def drop_params(url: str, names: Collection[str]) -> str:
     """``url`` without the query parameters called one of ``names`` (see the module doc)."""
-    q = url.find("?")
-    if q < 0 or not names:
+    span = _query(url)
+    if span is None or not names:
         return url
-    end = url.find("#", q)
-    query = url[q + 1 :] if end < 0 else url[q + 1 : end]
-    parts = query.split("&")
+    q, end = span
+    parts = url[q + 1 : end].split("&")
     kept = [p for p in parts if p.partition("=")[0] not in names]
     if len(kept) == len(parts):
         return url
-    rest = "" if end < 0 else url[end:]
-    return url[:q] + ("?" + "&".join(kept) if kept else "") + rest
+    return url[:q] + ("?" + "&".join(kept) if kept else "") + url[end:]
 
 
 def to_https(url: str) -> str:

@@ -163,7 +163,7 @@ class Table:
         the old one again."""
         self.flush()
         start = self._prefix + prefix.encode()
-        self._b.delete_range(start, start[:-1] + bytes([start[-1] + 1]) if start else b"\xff")
+        self._b.delete_range(start, _prefix_end(start) or b"\xff")
         if self._known is not None:
             self._stale += 1
 
