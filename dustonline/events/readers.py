@@ -8,12 +8,9 @@ order, for the dead-letter file.
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
 import functools
 import gzip
-import hashlib
-import io
 import ipaddress
 import os
 import re
@@ -38,25 +35,18 @@ from .event import (
     parse_simhash,
     parse_ts,
 )
+from .rejected import RAW_MAX, Rejected
+from .warc import looks_warc, read_warc
+
+__all__ = ["FORMATS", "RAW_MAX", "Rejected", "detect_format", "parse_message", "read_events"]
 
 FORMATS = ("auto", "jsonl", "crawllog", "cdx", "cdxj", "warc", "accesslog")
 
-RAW_MAX = 4096
 _DETECT_LINES = 20  # non-blank record lines looked at by detect_format
 _HEAD_MAX = 1000  # never buffer more raw lines than this while detecting
 _NOT_RECORDS = (b"metadata://", b"filedesc://")  # Heritrix/ARC header lines
 
 _json = msgspec.json.Decoder()
-
-
-class Rejected(msgspec.Struct, frozen=True):
-    """A record that could not become a FetchEvent, with enough context to find and fix it."""
-
-    source: str
-    line: int
-    reason: str
-    detail: str
-    raw: str
 
 
 # ---------------------------------------------------------------- timestamps
@@ -465,150 +455,6 @@ def detect_format(lines: list[bytes]) -> str:
     return votes.most_common(1)[0][0]
 
 
-# ---------------------------------------------------------------- WARC
-# Not line based: warcio's ArchiveIterator walks the records (gzip members or plain).
-
-_WARC_SKETCH_MAX = 8 << 20  # payload bytes kept for the simhash; the digest sees them all
-_WARC_EVENTS = ("response", "revisit")  # request, metadata, warcinfo, resource, ...: no fetch
-
-
-def _looks_warc(src: str | os.PathLike) -> bool:
-    """By name (.warc, .warc.gz), else by content: the first bytes, gunzipped if need be,
-    are a WARC version line. Peeking keeps stdin readable from its start."""
-    name = str(src)
-    if name.lower().endswith((".warc", ".warc.gz")):
-        return True
-    try:
-        if name == "-":
-            # not every stdin buffer has peek(): the AttributeError is caught below
-            head = sys.stdin.buffer.peek(512)[:512]  # type: ignore[union-attr]
-        else:
-            with open(src, "rb") as f:
-                head = f.read(512)
-        if head[:2] == b"\x1f\x8b":
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
-    except (OSError, zlib.error, AttributeError, ValueError):
-        return False  # the line readers report what is wrong with it
-    return head.startswith(b"WARC/")
-
-
-def _http_body(raw: bytes, http) -> bytes:
-    """The entity body a browser sees: de-chunked and decompressed as warcio's
-    ``content_stream`` does; the raw payload if that fails."""
-    from warcio.bufferedreaders import BufferedReader, ChunkedDataReader
-
-    enc = (http.get_header("content-encoding") or "").lower()
-    if enc not in BufferedReader.get_supported_decompressors():
-        enc = None
-    chunked = (http.get_header("transfer-encoding") or "").lower() == "chunked"
-    if not (enc or chunked):
-        return raw
-    try:
-        reader = ChunkedDataReader if chunked else BufferedReader
-        return reader(io.BytesIO(raw), decomp_type=enc).read()
-    except Exception:  # noqa: BLE001 - a broken encoding: sketch the bytes as they are
-        return raw
-
-
-class _Truncated(Exception):
-    """A record's payload ends before its Content-Length: the file was cut or is corrupt."""
-
-
-def _warc_event(rec) -> dict:
-    """A response or revisit record -> §2 event dict (the payload is read here)."""
-    from .sketch import has_text, simhash_tokens, tokens, visible_text
-
-    h = rec.rec_headers
-    http = rec.http_headers
-    d: dict[str, Any] = {"url": h.get_header("WARC-Target-URI"), "ts": h.get_header("WARC-Date")}
-    if d["url"] is None or not d["url"].lower().startswith(("http://", "https://")):
-        return d  # dns:, whois:, a missing URI: event_from_dict names the reason
-    status = http.get_statuscode() if http is not None else None
-    if http is not None and status and status.startswith("3"):
-        d["redirect"] = http.get_header("location")  # relative ones are resolved against the URL
-    if rec.rec_type == "revisit":  # same content as an earlier capture: the digest says which
-        d["status"] = _unknown_status("warc/revisit") if status in (None, "", "-") else status
-        d["digest"] = h.get_header("WARC-Payload-Digest")
-        return d
-    if http is None:
-        raise BadEvent("bad-record", "response record without HTTP status line")
-    d["status"] = status
-    ctype = http.get_header("content-type")
-    given = h.get_header("WARC-Payload-Digest")
-    sha1 = None if given else hashlib.sha1()
-    keep = has_text(ctype)
-    parts, kept, n = [], 0, 0
-    while True:
-        b = rec.raw_stream.read(1 << 16)
-        if not b:
-            break
-        n += len(b)
-        if sha1 is not None:
-            sha1.update(b)
-        if keep and kept < _WARC_SKETCH_MAX:
-            parts.append(b)
-            kept += len(b)
-    if 0 <= rec.payload_length != n:
-        raise _Truncated(f"payload has {n} of its {rec.payload_length} bytes")
-    d["digest"] = given if sha1 is None else "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
-    d["length"] = n
-    if parts:
-        d["simhash"] = simhash_tokens(tokens(visible_text(_http_body(b"".join(parts), http), ctype)))
-    return d
-
-
-def _warc_broken(what: str, e: Exception) -> str:
-    msg = str(e) if isinstance(e, _Truncated) else f"{type(e).__name__}: {e}"
-    if "non-chunked gzip" in msg:  # warcio's many-line message
-        return "gzipped as a whole, not one gzip member per record: run 'warcio recompress IN OUT' first"
-    msg = "".join(c if c.isprintable() else "?" for c in msg.strip()[:120])
-    return f"{what} (truncated or corrupt file?): {msg}; rest of the file not read"
-
-
-def _read_warc(src: str | os.PathLike, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
-    """Events of a WARC file; ``Rejected.line`` is the record number (1-based), ``raw``
-    names its type, target URI and byte offset. A file that cannot be read on (corrupt or
-    truncated gzip, not a WARC) ends with one ``bad-warc`` rejection.
-
-    warcio undoes the gzip one member (= one record) at a time, so everything before a
-    corrupt member is read; ``gzip.GzipFile`` would read ahead into it, or take a
-    truncated end for the end of the file."""
-    from warcio.archiveiterator import ArchiveIterator
-
-    stdin = str(src) == "-"
-    name = "<stdin>" if stdin else str(src)
-    fh = sys.stdin.buffer if stdin else open(src, "rb")
-    n = 0
-    try:
-        records = ArchiveIterator(fh)
-        while True:
-            try:
-                rec = next(records)
-            except StopIteration:
-                break
-            except Exception as e:  # noqa: BLE001 - warcio raises many kinds on corrupt input
-                at = f"offset {records.offset}" if records.offset >= 0 else ""
-                yield Rejected(name, n + 1, "bad-warc", _warc_broken("unreadable record", e), at)
-                return
-            n += 1
-            if rec.rec_type not in _WARC_EVENTS:
-                continue
-            raw = f"{rec.rec_type} {rec.rec_headers.get_header('WARC-Target-URI')} offset {records.offset}"
-            try:
-                item: FetchEvent | Rejected = event_from_dict(_warc_event(rec), max_url_length)
-            except BadEvent as e:
-                item = Rejected(name, n, e.reason, e.detail, raw[:RAW_MAX])
-            except (ValueError, TypeError, OverflowError) as e:
-                item = Rejected(name, n, "bad-field", f"{type(e).__name__}: {e}"[:200], raw[:RAW_MAX])
-            except (_Truncated, OSError, EOFError, zlib.error) as e:  # the file broke mid-record
-                yield Rejected(name, n, "bad-warc", _warc_broken("record cut short", e), raw[:RAW_MAX])
-                return
-            yield item
-    finally:
-        if not stdin:
-            fh.close()
-
-
 # ---------------------------------------------------------------- reading
 
 
@@ -617,8 +463,8 @@ def _raw(line: bytes) -> str:
 
 
 def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
-    if fmt == "warc" or fmt == "auto" and _looks_warc(src):
-        yield from _read_warc(src, max_url_length)
+    if fmt == "warc" or fmt == "auto" and looks_warc(src):
+        yield from read_warc(src, max_url_length)
         return
     stdin = str(src) == "-"
     name = "<stdin>" if stdin else str(src)
