@@ -17,6 +17,7 @@ import struct
 
 from ..events.event import FetchEvent
 from ..rules.urls import host_of
+from ..state.chunklog import ChunkLog
 from ..state.store import Store, Table
 
 BLOCKS = 4
@@ -107,6 +108,31 @@ class SimhashBlocks:
         else:
             self.add_py(sh, slots)
 
+    def pushed_out(self, sh: int, slots) -> list[tuple[int, int]]:
+        """(position in ``slots``, simhash) that adding ``sh`` will push out of full slots."""
+        out = []
+        mine = None
+        allslots = self.slots
+        for bit, i in enumerate(slots):
+            packed = allslots[i]
+            if packed is not None and len(packed) >= 8 * MAX_PER_BLOCK:
+                mine = mine or _U64.pack(sh)
+                if _find8(packed, mine) < 0:
+                    out.append((bit, _U64.unpack_from(packed)[0]))
+        return out
+
+    def remove(self, sh: int) -> None:
+        """``sh`` out of its slots."""
+        mine = _U64.pack(sh)
+        allslots = self.slots
+        for i in self.slots_of(sh):
+            packed = allslots[i]
+            if packed is not None:
+                at = _find8(packed, mine)
+                if at >= 0:
+                    packed = packed[:at] + packed[at + 8 :]
+                    allslots[i] = packed or None
+
     def add_py(self, sh: int, slots) -> None:
         mine = _U64.pack(sh)
         allslots = self.slots
@@ -129,12 +155,25 @@ class ClusterIndex:
         canonical_hints: bool = True,
         urls: Table | None = None,
         clusters: Table | None = None,
+        bucket_seconds: float | None = None,
+        log: dict[str, int] | None = None,
     ):
         """``urls`` and ``clusters`` are the owner's tables, shared with the index (it only
-        reads them), so the owner's cache policy and record type hold for both."""
+        reads them), so the owner's cache policy and record type hold for both. With
+        ``bucket_seconds`` (a rolling window's sweep period), simhashes are logged by
+        event time (and canonical hints with them) so ``expire`` can forget those of
+        clusters that left the window;
+        ``log``: that log's ``log_state()`` at the last checkpoint."""
         self.digests = store.table("digest", filtered=True)
-        # simhash -> [cluster id, sequence number of its last add] (SimhashBlocks says why)
+        # simhash -> [cluster id, sequence number of its last add, slots it was pushed
+        # out of (a bit per block; absent while none)] (SimhashBlocks says why)
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
+        self.bucket = bucket_seconds
+        self.by_time = (
+            ChunkLog(store.table("simhash-by-time", keep=False, flush_at=16), log)
+            if bucket_seconds is not None
+            else None
+        )
         self.blocks = SimhashBlocks(store.table("simhash", keep=False))
         self.adds = self._replay_adds()
         # Hints are looked up once per new URL: not cached.
@@ -184,12 +223,20 @@ class ClusterIndex:
         # slots come from a simhash (the second test only narrows the type); the same digest
         # has the same simhash: once is enough
         if slots is not None and ev.simhash is not None:
-            self.sh_cluster[f"{ev.simhash:016x}"] = [cid, self.adds]
+            pushed = self.blocks.pushed_out(ev.simhash, slots)
+            key = f"{ev.simhash:016x}"
+            self.sh_cluster[key] = [cid, self.adds]
+            if self.by_time is not None:
+                self.by_time.append(self._group(ev.ts), [key, self.adds])
             self.adds += 1
             self.blocks.add(ev.simhash, slots)
+            for bit, other in pushed:
+                self._pushed(other, bit)
         if self.use_hints and ev.canonical and ev.canonical != ev.url:
             self.hints[ev.canonical] = cid
             self._any_hints = True
+            if self.by_time is not None:
+                self.by_time.append(self._group(ev.ts), [ev.canonical])
         return cid
 
     def _live(self, cid: str | None) -> str | None:
@@ -208,11 +255,83 @@ class ClusterIndex:
     def _replay_adds(self) -> int:
         """The block index as it was, from the simhashes in order of their last add (on
         a base of stored slots from before, if any); returns the next sequence number."""
-        adds = sorted((v[1], int(k, 16)) for k, v in self.sh_cluster.items() if not isinstance(v, str))
+        adds = sorted(
+            (v[1], int(k, 16), v[2] if len(v) > 2 else 0) for k, v in self.sh_cluster.items() if not isinstance(v, str)
+        )
         blocks, slots_of = self.blocks, SimhashBlocks.slots_of
-        for _, sh in adds:
-            blocks.add(sh, slots_of(sh))
+        for _, sh, out in adds:
+            slots = slots_of(sh)
+            blocks.add(sh, [i for bit, i in enumerate(slots) if not out & (1 << bit)] if out else slots)
         return adds[-1][0] + 1 if adds else 0
+
+    def _pushed(self, sh: int, bit: int) -> None:
+        """``sh`` aged out of one of its slots: noted in its entry, so a replay leaves it
+        out of that slot although entries that pushed it out may be gone by then (expired
+        with their clusters). Out of all four, it can never be found: the entry goes."""
+        key = f"{sh:016x}"
+        e = self.sh_cluster.get(key)
+        if e is None or isinstance(e, str):
+            return
+        out = (e[2] if len(e) > 2 else 0) | (1 << bit)
+        if out == 0b1111:
+            del self.sh_cluster[key]
+        else:
+            self.sh_cluster[key] = [e[0], e[1], out]
+
+    def _group(self, ts: float) -> str:
+        return f"{int(ts // self.bucket):012d}"  # type: ignore[operator]
+
+    def expire(self, cutoff: float, now: float) -> int:
+        """Forget the simhashes and canonical hints logged before ``cutoff`` whose cluster
+        is gone (they route nowhere: ``_live`` refuses a dead cluster), simhashes from the
+        table and the blocks; those of live clusters are logged again at ``now``, to be
+        looked at a window later. Without this both tables keep every simhash and hint
+        ever seen. Returns how many went."""
+        log = self.by_time
+        if log is None:
+            return 0
+        due = self._group(cutoff)
+        expired: list[tuple[str, list]] = []
+        for group, _key, entries in log.chunks():
+            if group >= due:
+                break
+            expired.append((group, entries))
+        gone = 0
+        later = self._group(now)
+        for group, entries in expired:
+            hints: set[str] = set()
+            for entry in entries:
+                if len(entry) == 1:  # a hint: the canonical URL some page named
+                    hints.add(entry[0])
+                    continue
+                key, add = entry
+                e = self.sh_cluster.get(key)
+                if e is None or isinstance(e, str) or e[1] != add:
+                    continue  # added again since (and logged then), or gone already
+                if self.clusters.get(e[0]) is None:
+                    del self.sh_cluster[key]
+                    self.blocks.remove(int(key, 16))
+                    gone += 1
+                else:
+                    log.append(later, [key, add])
+            for url in sorted(hints):
+                cid = self.hints.get(url)
+                if cid is None:
+                    continue
+                if self.clusters.get(cid) is None:
+                    del self.hints[url]
+                    gone += 1
+                else:
+                    log.append(later, [url])
+            log.drop_group(group)
+        return gone
+
+    def log_state(self) -> dict[str, int]:
+        return self.by_time.state() if self.by_time is not None else {}
+
+    def save(self) -> None:
+        if self.by_time is not None:
+            self.by_time.save()
 
     def forget(self, cid: str, digest_of_cluster: str | None) -> None:
         """A cluster left the window: its digest no longer routes here."""

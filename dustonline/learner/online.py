@@ -68,7 +68,13 @@ class OnlineLearner(LearnerBase):
         self.host_urls = HostURLs(self.window.urls, self.cfg.storage.cache_entries)
         self.clusters = s.table("cluster", type=ClusterRec, filtered=True)
         self.index = ClusterIndex(
-            s, C.simhash_distance, C.canonical_hints, urls=self.window.urls, clusters=self.clusters
+            s,
+            C.simhash_distance,
+            C.canonical_hints,
+            urls=self.window.urls,
+            clusters=self.clusters,
+            bucket_seconds=self.cfg.window.sweep_every,
+            log=m.logs.get("simhash"),
         )
         self.redirects = PendingRedirects(s)
         self.changes = RuleChanges()
@@ -190,9 +196,10 @@ class OnlineLearner(LearnerBase):
             dirty_groups=sorted(self.induction.dirty_groups),
             dirty_targets=targets,
             dirty_rules=rules,
-            logs=self.window.logs_state(),
+            logs={**self.window.logs_state(), "simhash": self.index.log_state()},
         )
         self.window.save()
+        self.index.save()
         self.store.flush()
 
     # ------------------------------------------------------------------ learning
@@ -296,7 +303,9 @@ class OnlineLearner(LearnerBase):
     def _sweep(self) -> None:
         if self.window.sweep(self.clock.now, self._evict):
             self._derive()
-        self.redirects.expire(self.clock.now - self.cfg.window.seconds)
+        cutoff = self.clock.now - self.cfg.window.seconds
+        self.index.expire(cutoff, self.clock.now)
+        self.redirects.expire(cutoff)
         self.next_sweep = self.clock.now + self.cfg.window.sweep_every
 
     def _evict(self, ukey: str, rec: URLRec) -> None:

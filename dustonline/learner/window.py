@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import Window as WindowConfig
-from ..state.chunklog import ChunkLog
+from ..state.chunklog import CHUNK, ChunkLog
 from ..state.store import Store
 from .records import URLRec
 
@@ -82,6 +82,8 @@ class Window:
                     evicted += 1
             self.by_time.drop_group(group)
         for site, (count, _seq) in list(self.sites.items()):
+            if self.by_arrival.bound(site) > 2 * count + CHUNK:
+                self._compact(site)
             if count <= W.max_urls_per_site:
                 continue
             excess = count - W.max_urls_per_site
@@ -100,6 +102,23 @@ class Window:
                         excess -= 1
                 self.by_arrival.replace(key, entries[used:])
         return evicted
+
+    def _compact(self, site: str) -> None:
+        """Rewrite the site's arrival log with only the URLs it still holds, in arrival
+        order. URLs evicted by time leave their entries behind, and only the cap consumes
+        the log: a site under its cap would keep one entry per URL it ever held. Run when
+        stale entries outnumber live ones, so each entry is read back a bounded number of
+        times."""
+        urls = self.urls
+        live = []
+        for _site, _key, entries in self.by_arrival.chunks(site):
+            for seq, ukey in entries:
+                rec = urls.get(ukey)
+                if rec is not None and rec.seq == seq:
+                    live.append([seq, ukey])
+        self.by_arrival.drop_group(site)
+        for entry in live:
+            self.by_arrival.append(site, entry)
 
     def logs_state(self) -> dict:
         return {"time": self.by_time.state(), "arrival": self.by_arrival.state()}

@@ -58,6 +58,11 @@ class ChunkLog:
         else:
             self.table.pop(key)
 
+    def bound(self, group: str) -> int:
+        """At most this many entries in ``group`` (written chunks counted full)."""
+        o = self.open.get(group)
+        return 0 if o is None else o[0] * CHUNK + len(o[1])
+
     def drop_group(self, group: str) -> None:
         self.open.pop(group, None)
         self.table.drop_prefix(group + "\x00")
