@@ -8,6 +8,7 @@ import io
 import json
 import os
 import sys
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -1103,3 +1104,101 @@ def test_a_cut_warc_keeps_the_records_before_and_ends_with_one_dead_letter_namin
     # cut exactly between records: a shorter, whole WARC, read in full with no dead letter
     ev, rj = split(read_events(write(tmp_path, name, data[: starts[3]])))
     assert [e.url for e in ev] == ["http://a.example/0", "http://a.example/1"] and rj == []
+
+
+# ------------------------------------------------------------------ every record accounted for
+
+
+def n_records(data: bytes) -> int:
+    """Lines as a binary file iterates them: split on \\n only, a last unterminated line counts."""
+    return data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
+
+
+def accounted(sources, fmt="auto"):
+    """(events, rejections, skipped by reason) of a read."""
+    skipped: Counter[str] = Counter()
+    ev, rj = split(read_events(sources, fmt, skipped=skipped))
+    return ev, rj, skipped
+
+
+_LOG = "2007-12-27T12:51:29.338Z   200        319 http://h.example/{0} - - text/html #006 20071227125129307+17 sha1:KSX4LQZ3ZGIELDEMBONG6GCTP2DG3YRX - -"  # noqa: E501
+_CDX11 = (
+    "com,ex)/{0} 20110624225005 http://ex.com/{0} text/html 200 USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3 - - 1234 99 f.warc.gz"
+)
+_ACCESS = '1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET http://ex.com/{0} HTTP/1.0" 200 2326'
+LINE_INPUTS = {
+    "jsonl": (
+        '{"url": "http://a.com/1", "ts": 1}\n\n   \nnull\nnot json\n{"url": "ftp://a.com/", "ts": 1}\n'
+        '{"url": "http://a.com/k", "timestamp": "2020-01-01T00:00:00Z", "status_code": 200}\n\r\n'
+        '{"url": "http://a.com/2", "ts": 2}',  # no final newline
+        {"blank": 3},
+    ),
+    "crawllog": (
+        "\n".join([_LOG.format(1), "", "dns:x 1 2", _LOG.format(2).replace("http:", "dns:"), "\t", _LOG.format(3)])
+        + "\n",
+        {"blank": 2},
+    ),
+    "cdx": (
+        " CDX N b a m s k r M S V g\n" + _CDX11.format(1) + "\n\n" + _CDX11.format(2)[:40] + "\n" + _CDX11.format(3),
+        {"cdx-header": 1, "blank": 1},
+    ),
+    "cdxj": (
+        'com,ex)/a 20140126200624 {"url": "http://ex.com/a", "status": "200"}\n\n'
+        "com,ex)/b 20140126200624 not-json\n"
+        'com,ex)/c 2014 {"url": "http://ex.com/c"}\n',
+        {"blank": 1},
+    ),
+    "accesslog": (
+        "\n".join(
+            [_ACCESS.format(1), "", _ACCESS.format(2).replace("GET", "POST"), _ACCESS.format(3)[:30], _ACCESS.format(4)]
+        )
+        + "\n\n",
+        {"blank": 2},
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(LINE_INPUTS))
+def test_every_line_is_an_event_a_rejection_or_skipped_with_a_reason(tmp_path, fmt):
+    """The learn summary's learned + ignored + rejected = records read needs the readers to
+    count what they read and drop (blank lines, CDX headers), which they did silently."""
+    text, want_skipped = LINE_INPUTS[fmt]
+    data = text.encode()
+    for name, blob in ((f"in.{fmt}", data), (f"in.{fmt}.gz", gzip.compress(data))):
+        for f in ("auto", fmt):
+            ev, rj, skipped = accounted(write(tmp_path, name, blob), f)
+            assert ev and rj, (fmt, f)  # the input has both
+            assert dict(skipped) == want_skipped, (fmt, f)
+            assert len(ev) + len(rj) + sum(skipped.values()) == n_records(data), (fmt, f)
+    # without a counter, the same items
+    assert list(read_events(write(tmp_path, "again", data), fmt)) == list(
+        read_events(write(tmp_path, "again", data), fmt, skipped=Counter())
+    )
+
+
+def test_a_cut_gzip_line_file_counts_the_cut_as_one_record(tmp_path):
+    """The records read in whole, plus one for the cut (its 'truncated' dead letter)."""
+    whole = b"".join(b'{"url": "http://a.com/%d", "ts": %d}\n\n' % (i, i + 1) for i in range(2000))
+    packed = gzip.compress(whole)
+    cut = packed[: len(packed) // 2]
+    whole_lines = zlib.decompressobj(31).decompress(cut).count(b"\n")  # the lines before the cut
+    ev, rj, skipped = accounted(write(tmp_path, "cut.jsonl.gz", cut))
+    assert rj[-1].reason == "truncated" and len(rj) == 1 and set(skipped) == {"blank"}
+    assert len(ev) + len(rj) + sum(skipped.values()) == whole_lines + 1
+    assert rj[-1].line == whole_lines + 1
+
+
+def test_every_warc_record_is_an_event_a_rejection_or_skipped_with_a_reason(small_warc, tmp_path):
+    """A record is a WARC record: request, warcinfo and metadata records are skipped by type."""
+    p, *_ = small_warc
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(p, "rb") as f:
+        n = sum(1 for _ in ArchiveIterator(f))
+    ev, rj, skipped = accounted(p)
+    assert dict(skipped) == {"warc-warcinfo": 1, "warc-request": 1, "warc-metadata": 1}
+    assert len(ev) + len(rj) + sum(skipped.values()) == n == 9  # info, request, 5 responses, revisit, metadata
+    # a record of a type WARC 1.1 does not name is skipped too, as warc-other
+    w = write(tmp_path, "odd.warc", raw_record("http://a.example/", b"x", T0, rtype="x-custom"))
+    ev, rj, skipped = accounted(w)
+    assert (ev, rj, dict(skipped)) == ([], [], {"warc-other": 1})

@@ -82,8 +82,8 @@ def _fetch_begin(s: Any) -> float | None:
 
 
 # ---------------------------------------------------------------- per-format parsers
-# Each takes one stripped, decoded line and returns an event dict (None: not a record,
-# e.g. a CDX header) or raises BadEvent.
+# Each takes one stripped, decoded line and returns an event dict, or a str: the reason
+# the line is read but is no fetch (a CDX header: "cdx-header"), or raises BadEvent.
 
 
 def _decode_json(text: str) -> Any:
@@ -270,11 +270,11 @@ class _CdxParser:
         self.arc8 = False  # headerless lines read as the 8-field layout
         self.wayback = False  # headerless lines read as a 9-11 field layout
 
-    def __call__(self, text: str) -> dict | None:
+    def __call__(self, text: str) -> dict | str:
         if text.startswith("CDX "):
             letters = text.split()[1:]
             self.layout, self.nfields = _cdx_layout(letters), len(letters)
-            return None
+            return "cdx-header"
         f = text.split()
         if self.layout is None and (self.arc8 or len(f) == 8 and not self.wayback):
             if len(f) != 8:
@@ -462,9 +462,11 @@ def _raw(line: bytes) -> str:
     return line.rstrip(b"\r\n")[:RAW_MAX].decode("utf-8", errors="replace")[:RAW_MAX]
 
 
-def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Iterator[FetchEvent | Rejected]:
+def _read_source(
+    src: str | os.PathLike, fmt: str, max_url_length: int, skipped: Counter[str] | None
+) -> Iterator[FetchEvent | Rejected]:
     if fmt == "warc" or fmt == "auto" and looks_warc(src):
-        yield from read_warc(src, max_url_length)
+        yield from read_warc(src, max_url_length, skipped)
         return
     stdin = str(src) == "-"
     name = "<stdin>" if stdin else str(src)
@@ -491,6 +493,8 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
         for n, line in enumerate(lines, 1):
             s = line.strip()
             if not s:
+                if skipped is not None:
+                    skipped["blank"] += 1
                 continue
             if fast is not None:
                 ev = fast(s)
@@ -503,12 +507,15 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
                 yield Rejected(name, n, "undecodable", str(e), _raw(line))
                 continue
             try:
-                ev = _validated(parse, text, max_url_length)
+                item = _validated(parse, text, max_url_length)
             except BadEvent as e:
                 yield Rejected(name, n, e.reason, e.detail, _raw(line))
                 continue
-            if ev is not None:
-                yield ev
+            if isinstance(item, str):  # read, and no fetch: a CDX header
+                if skipped is not None:
+                    skipped[item] += 1
+                continue
+            yield item
         if broken:  # what came before is kept; the rest of the file is gone, and said so
             why = broken[0]
             yield Rejected(name, n + 1, "truncated", f"input ends mid-stream: {type(why).__name__}: {why}"[:200], "")
@@ -517,13 +524,13 @@ def _read_source(src: str | os.PathLike, fmt: str, max_url_length: int) -> Itera
             fh.close()
 
 
-def _validated(parse: Callable[[str], Any], text: str, max_url_length: int) -> FetchEvent | None:
-    """One record's text -> FetchEvent (None: a line that is no record, such as a
+def _validated(parse: Callable[[str], Any], text: str, max_url_length: int) -> FetchEvent | str:
+    """One record's text -> FetchEvent (a str: the reason a line is no fetch, such as a
     header), or BadEvent with the reason. What validation lets through unlabelled, or
     JSON nested too deep to decode, is a ``bad-field``: a bad record, not a crash."""
     try:
         d = parse(text)
-        return None if d is None else event_from_dict(d, max_url_length)
+        return d if type(d) is str else event_from_dict(d, max_url_length)
     except BadEvent:
         raise
     except (ValueError, TypeError, OverflowError, RecursionError) as e:
@@ -543,19 +550,24 @@ def read_events(
     sources: str | os.PathLike | Iterable[str | os.PathLike],
     fmt: str = "auto",
     max_url_length: int = DEFAULT_MAX_URL_LENGTH,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[FetchEvent | Rejected]:
     """Events and rejections of all sources, in input order; '-' is stdin, '*.gz' is gunzipped
     (WARC: each gzip member, by warcio).
 
     The format is detected per source when ``fmt`` is "auto"; an undetectable source
     raises ValueError (a usage error, unlike a bad record).
+
+    ``skipped`` counts, by reason, the records read that are neither an event nor a
+    rejection (blank lines, CDX headers, WARC request records...), so that events +
+    rejections + skipped = records read (docs/formats.md says what a record is).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     for src in sources:
-        yield from _read_source(src, fmt, max_url_length)
+        yield from _read_source(src, fmt, max_url_length, skipped)
 
 
 def parse_message(raw: bytes | None, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> FetchEvent:
