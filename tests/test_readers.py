@@ -337,7 +337,7 @@ def test_cdx_8field_lines_do_not_change_other_layouts(tmp_path):
         "http://ex.com/b 1.2.3.4 20040511211249 text/html 10 f.arc 150 -\n",
     )
     a, b = list(read_events(p))
-    assert a.status == 200 and (b.reason, b.detail) == ("bad-record", "CDX line with 8 fields")
+    assert a.status == 200 and b.reason == "bad-record" and b.detail.startswith("CDX line with 8 fields, expected 9")
     # 8 fields whose 2nd is not an IP (nor '-'), whose offset is not a number or whose date is
     # not 14 digits: not this layout, and nothing else either
     for line in (
@@ -1202,3 +1202,85 @@ def test_every_warc_record_is_an_event_a_rejection_or_skipped_with_a_reason(smal
     w = write(tmp_path, "odd.warc", raw_record("http://a.example/", b"x", T0, rtype="x-custom"))
     ev, rj, skipped = accounted(w)
     assert (ev, rj, dict(skipped)) == ([], [], {"warc-other": 1})
+
+
+# ------------------------------------------------------------------ CDX layouts without a header
+
+_CDX_LAYOUTS = {  # the headerless layouts of wayback, pywb and IA: legend letters per field count
+    9: "N b a m s k r V g",
+    10: "N b a m s k r M V g",
+    11: "N b a m s k r M S V g",
+}
+_CDX_VALUES = {
+    "N": "com,ex)/p?id=1",
+    "b": "20110624225005",
+    "a": "http://ex.com/p?id=1",
+    "m": "text/html",
+    "s": "301",
+    "k": "USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3",
+    "r": "http://ex.com/q",
+    "M": "-",
+    "S": "2345",
+    "V": "678",
+    "g": "f.warc.gz",
+}
+
+
+@pytest.mark.parametrize("n", sorted(_CDX_LAYOUTS))
+def test_cdx_headerless_wayback_layouts_are_detected_and_read_as_with_their_header(tmp_path, n):
+    letters = _CDX_LAYOUTS[n].split()
+    line = " ".join(_CDX_VALUES[c] for c in letters)
+    bare = write(tmp_path, f"bare{n}.cdx", (line + "\n") * 3)
+    headed = write(tmp_path, f"headed{n}.cdx", f" CDX {' '.join(letters)}\n" + (line + "\n") * 3)
+    assert detect_format(bare.read_bytes().splitlines()) == "cdx"
+    ev, rj = split(read_events(bare))
+    assert rj == [] and len(ev) == 3
+    e = ev[0]
+    assert (e.url, e.status, e.digest) == ("http://ex.com/p?id=1", 301, "sha1:USFAY47TZZM2CIWSAFONCZCGTO6MM7Z3")
+    assert e.ts == dt.datetime(2011, 6, 24, 22, 50, 5, tzinfo=dt.timezone.utc).timestamp()
+    assert e.redirect == "http://ex.com/q"
+    assert e.length == (2345 if "S" in letters else None)  # only the 11-field layout has the length
+    assert list(read_events(headed)) == list(read_events(bare))  # the header says what the count implied
+
+
+@needs_real
+@pytest.mark.parametrize("n", sorted(_CDX_LAYOUTS))
+def test_real_cdx_without_its_header_reads_alike_in_every_headerless_layout(tmp_path, n):
+    """archiveit-index-2.cdx is 10 fields (N b a m s k r M V g) with a header line; without
+    it, and rewritten to 9 and 11 fields, the same records come out."""
+    header, *lines = (REAL / "archiveit-index-2.cdx").read_text().splitlines()
+    assert header.split() == ["CDX", *_CDX_LAYOUTS[10].split()]
+    rows = [line.split() for line in lines]
+    if n == 9:
+        rows = [r[:7] + r[8:] for r in rows]  # without M
+    elif n == 11:
+        rows = [r[:8] + ["42"] + r[8:] for r in rows]  # with S
+    p = write(tmp_path, "bare.cdx", "".join(" ".join(r) + "\n" for r in rows))
+    with open(p, "rb") as f:
+        assert detect_format(f.readlines()[:30]) == "cdx"
+
+    def key(items):
+        return [(e.url, e.ts, e.status, e.digest, e.redirect) if isinstance(e, FetchEvent) else e.reason for e in items]
+
+    want = list(read_events(REAL / "archiveit-index-2.cdx"))
+    got = list(read_events(p))
+    assert key(got) == key(want) and len([e for e in got if isinstance(e, FetchEvent)]) == 650
+    assert all(e.length == (42 if n == 11 else None) for e in got if isinstance(e, FetchEvent))
+
+
+def test_a_cdx_layout_that_cannot_be_told_is_named_in_the_message(tmp_path):
+    """12 fields and no header: auto-detection says which layouts it knows and what to add;
+    --format cdx dead-letters each line with the same explanation, not a bare field count."""
+    line = " ".join(_CDX_VALUES[c] for c in _CDX_LAYOUTS[11].split()) + " extra"
+    p = write(tmp_path, "x.cdx", (line + "\n") * 3)
+    with pytest.raises(ValueError, match=r"CDX .*12 fields and no ' CDX' header line") as e:
+        list(read_events(p))
+    for layout in ("8 fields", *(f"{n} ({v})" for n, v in _CDX_LAYOUTS.items())):
+        assert layout in str(e.value)
+    ev, rj = split(read_events(p, "cdx"))
+    assert ev == [] and len(rj) == 3 and all(r.reason == "bad-record" for r in rj)
+    assert "12 fields" in rj[0].detail and "N b a m s k r M S V g" in rj[0].detail and "header" in rj[0].detail
+    # with a header line, a line of another length names both counts
+    h = write(tmp_path, "h.cdx", f" CDX {_CDX_LAYOUTS[11]} X\n{line}\n{line.rsplit(' ', 1)[0]}\n")
+    ev, rj = split(read_events(h))
+    assert len(ev) == 1 and [r.detail for r in rj] == ["CDX line with 11 fields; the header line names 12"]

@@ -206,6 +206,11 @@ def _cdx_layout(letters: Iterable[str]) -> dict[str, int | None]:
 
 
 _CDX_DEFAULT_LAYOUTS = {n: _cdx_layout(v) for n, v in _CDX_DEFAULT.items()}
+_CDX_HEADERLESS = (
+    "without a ' CDX' header line, CDX lines of 8 fields (a e b m n g V k, netarchivesuite), "
+    + ", ".join(f"{n} ({' '.join(_CDX_DEFAULT[n])})" for n in sorted(_CDX_DEFAULT))
+    + " are read; put a header line naming the fields first"
+)
 
 
 def _unknown_status(mime: Any) -> int:
@@ -293,8 +298,14 @@ class _CdxParser:
             self.wayback = self.wayback or lay is not None
         else:
             lay = self.layout if len(f) == self.nfields else None
-        if lay is None or lay["url"] is None or lay["ts"] is None:
-            raise BadEvent("bad-record", f"CDX line with {len(f)} fields")
+        if lay is None and self.wayback:
+            raise BadEvent("bad-record", f"CDX line with {len(f)} fields, expected 9 to 11 as the lines before")
+        if lay is None and self.layout is None:
+            raise BadEvent("bad-record", f"CDX line with {len(f)} fields: {_CDX_HEADERLESS}")
+        if lay is None:
+            raise BadEvent("bad-record", f"CDX line with {len(f)} fields; the header line names {self.nfields}")
+        if lay["url"] is None or lay["ts"] is None:
+            raise BadEvent("bad-record", "the CDX header line names no URL (a or A) or no date (b)")
         get = lambda k: None if lay[k] is None else f[cast(int, lay[k])]  # noqa: E731
         mime, status = get("mime"), get("status")
         return {
@@ -436,6 +447,7 @@ def _classify(s: bytes) -> str | None:
 def detect_format(lines: list[bytes]) -> str:
     """Majority vote of the first non-blank record lines; Heritrix/ARC header lines don't vote."""
     votes: Counter[str] = Counter()
+    cdx_like: Counter[int] = Counter()  # field counts of lines like a CDX line of no known layout
     seen = 0
     for line in lines:
         s = line.strip()
@@ -445,8 +457,18 @@ def detect_format(lines: list[bytes]) -> str:
         kind = _classify(s)
         if kind:
             votes[kind] += 1
+        else:
+            f = s.split()
+            if len(f) >= 3 and _is_ts14(f[1]):
+                cdx_like[len(f)] += 1
         if seen >= _DETECT_LINES:
             break
+    if not votes and cdx_like:
+        n = cdx_like.most_common(1)[0][0]
+        raise ValueError(
+            f"the first lines look like CDX (field 2 is a 14-digit date) with {n} fields and no "
+            f"' CDX' header line, a layout that cannot be told: {_CDX_HEADERLESS}"
+        )
     if not votes:
         raise ValueError(
             "cannot tell the input format from its first lines; pass --format with one of "
