@@ -122,3 +122,29 @@ def test_variant_tokens_between_delimiters_are_one_part_of_the_observed_values()
     assert rule.apply("http://s.com/fw/3.8.0/orb.css") == rule.apply("http://s.com/fw/2.83.4/orb.css")
     assert rule.apply("http://s.com/fw/2.8.0/orb.css") is None
     assert rule.apply("http://s.com/fw/3.83.4/orb.css") is None
+
+
+def test_the_render_cache_never_serves_a_stale_rule(monkeypatch):
+    """Rendering is cached by the group's revision: every change a rendered rule depends
+    on must bump it. A new value of a fixed segment in a free optional slot did not, so an
+    uninterrupted run kept a rule's old context where a run resumed from a checkpoint
+    (empty cache) rendered the new one: their rules differed."""
+    from dustonline.config import Config
+    from dustonline.evaluation.generator import GenConfig, generate
+    from dustonline.learner.online import OnlineLearner
+
+    original = Group.candidates
+    checked = []
+
+    def both(self, min_freq, card_set, cache=None):
+        got = original(self, min_freq, card_set, cache)
+        assert got == original(self, min_freq, card_set, None)
+        checked.append(len(got))
+        return got
+
+    monkeypatch.setattr(Group, "candidates", both)
+    learner = OnlineLearner(Config().check())
+    for ev, _ in generate(GenConfig(seed=11, sites=12, pages=8000)):
+        learner.learn_one(ev)
+    learner.flush()
+    assert sum(checked) > 100

@@ -240,6 +240,8 @@ class Group:
                     seg["bits"] = bits
                     self._bump()
                 if not seg["free"]:
+                    if slot["free"] and text not in seg["vals"]:
+                        self._bump()  # a free slot renders its fixed segments' values
                     seg["vals"][text] = seg["vals"].get(text, 0) + 1
         if wide and not slot["free"] and len(slot["vals"]) > card_set:
             slot["free"] = True
