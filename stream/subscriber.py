@@ -63,6 +63,12 @@ class RuleSubscriber:
         self._seen.add(key)
         return False
 
+    @property
+    def refused(self) -> dict[str, int]:
+        """Records refused so far, by reason (``RuleError.reason``: unsafe-context,
+        foreign-host, not-a-rule, bad-key, ...)."""
+        return dict(self._book.refused)
+
     def save_snapshot(self, path: str | Path) -> int:
         return write_rules(path, self._book.rules())
 

@@ -22,21 +22,28 @@ _decode = msgspec.json.Decoder(Rule).decode
 
 
 class RuleBook:
-    __slots__ = ("_rules", "_compiled", "updates")
+    __slots__ = ("_rules", "_compiled", "updates", "refused")
 
     def __init__(self, rules: Iterable[Rule] = ()):
+        """``rules`` (a snapshot) that are refused are skipped and counted."""
         self._rules: dict[str, Rule] = {}  # newest record per id, retired ones included
         self._compiled: dict[str, CompiledRule] = {}
         self.updates = 0
+        self.refused: dict[str, int] = {}  # records refused, by reason (RuleError.reason)
         for r in rules:
-            self.update(r)
+            try:
+                self.update(r)
+            except RuleError as e:
+                self._count(e.reason)  # the snapshot's other rules still load
 
     def update(self, rule: Rule) -> bool:
-        """Apply one record; True when it changed the active set or a version."""
+        """Apply one record; True when it changed the active set or a version. A record
+        outside the admitted grammar raises RuleError and changes nothing: the id keeps
+        the version held before."""
         cur = self._rules.get(rule.id)
         if cur is not None and cur.version >= rule.version:
             return False
-        compiled = rule.compile() if rule.status == ACTIVE else None  # a bad regex raises before any change
+        compiled = rule.compile(check=True) if rule.status == ACTIVE else None
         self._rules[rule.id] = rule
         if compiled is not None:
             self._compiled[rule.id] = compiled
@@ -45,15 +52,26 @@ class RuleBook:
         self.updates += 1
         return True
 
+    def _count(self, reason: str) -> None:
+        self.refused[reason] = self.refused.get(reason, 0) + 1
+
     def apply(self, key: bytes | str | None, value: bytes | None) -> bool:
-        """One topic message. Raises RuleError for a value that is not a rule record."""
+        """One topic message. Raises RuleError (counted in ``refused``) for a message
+        that is not an admitted rule record."""
+        try:
+            return self._apply(key, value)
+        except RuleError as e:
+            self._count(e.reason)
+            raise
+
+    def _apply(self, key: bytes | str | None, value: bytes | None) -> bool:
         if value is None:
             try:
                 rid = key.decode() if isinstance(key, bytes) else key
             except UnicodeDecodeError:
-                raise RuleError(f"tombstone key {key!r} is not UTF-8") from None
+                raise RuleError(f"tombstone key {key!r} is not UTF-8", "bad-key") from None
             if rid is None:
-                raise RuleError("tombstone without a key")
+                raise RuleError("tombstone without a key", "bad-key")
             gone = self._rules.pop(rid, None) is not None
             self._compiled.pop(rid, None)
             self.updates += gone
@@ -61,9 +79,9 @@ class RuleBook:
         try:
             rule = _decode(value)
         except msgspec.DecodeError as e:
-            raise RuleError(f"not a rule record: {e}") from None
+            raise RuleError(f"not a rule record: {e}", "not-a-rule") from None
         if key is not None and (key.decode(errors="replace") if isinstance(key, bytes) else key) != rule.id:
-            raise RuleError(f"message key {key!r} is not the rule's id {rule.id!r}")
+            raise RuleError(f"message key {key!r} is not the rule's id {rule.id!r}", "bad-key", rule.id)
         return self.update(rule)
 
     def ruleset(self) -> RuleSet:

@@ -18,6 +18,7 @@ conversions of Koppula et al. 2010, Definition 2); see ``parse_transformation``.
 
 from __future__ import annotations
 
+import logging
 import operator
 import re
 from collections.abc import Iterable, Iterator
@@ -27,9 +28,12 @@ from typing import IO
 import msgspec
 
 from .params import drop_params, query_pairs, to_https
-from .urls import host_of, light_normalize
+from .pattern import PatternError
+from .pattern import check as check_pattern
+from .urls import host_of, light_normalize, site_of_host
 
 ACTIVE, RETIRED = "active", "retired"
+log = logging.getLogger("dustonline.rules")
 
 
 class Rule(msgspec.Struct, kw_only=True):
@@ -52,12 +56,18 @@ class Rule(msgspec.Struct, kw_only=True):
     # with this scheme (only "https") before rewrite rules apply; left out when unset
     canonical_scheme: str | msgspec.UnsetType = msgspec.UNSET
 
-    def compile(self) -> CompiledRule:
-        return CompiledRule(self)
+    def compile(self, check: bool = False) -> CompiledRule:
+        """``check``: refuse what docs/formats.md does not admit (rules from outside)."""
+        return CompiledRule(self, check)
 
 
 class RuleError(ValueError):
-    pass
+    """A rule that cannot be applied; ``reason`` is a short name to count it by."""
+
+    def __init__(self, message: str, reason: str = "bad-rule", rule_id: str = ""):
+        super().__init__(message)
+        self.reason = reason
+        self.rule_id = rule_id
 
 
 class CompiledRule:
@@ -68,10 +78,12 @@ class CompiledRule:
 
     __slots__ = ("rule", "fullmatch", "ngroups", "_fmt", "_pick")
 
-    def __init__(self, rule: Rule):
+    def __init__(self, rule: Rule, check: bool = False):
         self.rule = rule
+        if check:
+            _admit(rule)
         try:
-            rx = re.compile(rule.context)
+            rx = re.compile(rule.context, re.ASCII)  # \\d \\w \\s as Java and RE2 read them
         except re.error as e:
             raise RuleError(f"rule {rule.id}: bad context regex: {e}") from None
         except (RecursionError, OverflowError, MemoryError) as e:
@@ -111,6 +123,46 @@ class CompiledRule:
         if m is None:
             return None
         return self._fmt % self._pick(m.groups(""))
+
+
+def _admit(rule: Rule) -> None:
+    """The trust boundary (docs/formats.md, "Context grammar"): a rule from a file or a
+    topic must have a context of the admitted linear-time grammar, and a transformation
+    whose literal host stays on the sites of the rule's hosts. Unchecked, the learner's
+    own candidates compile as before."""
+    if rule.drop_param or rule.canonical_scheme:
+        return
+    try:
+        check_pattern(rule.context)
+    except PatternError as e:
+        raise RuleError(f"rule {rule.id}: context refused: {e}", "unsafe-context", rule.id) from None
+    host = _literal_host(rule.transformation)
+    if host is not None:
+        sites = {site_of_host(h.lower().rstrip(".")) for h in rule.hosts}
+        if site_of_host(host) not in sites:
+            raise RuleError(
+                f"rule {rule.id}: transformation leads to host {host!r}, not on the sites of its hosts",
+                "foreign-host",
+                rule.id,
+            )
+
+
+def _literal_host(t: str) -> str | None:
+    """The host a transformation writes when its authority is literal text (None when a
+    group reference takes part in it)."""
+    i = t.find("://")
+    if i < 0:
+        return None
+    rest = t[i + 3 :]
+    end = len(rest)
+    for ch in "/?#":
+        j = rest.find(ch)
+        if 0 <= j < end:
+            end = j
+    auth = rest[:end]
+    if "$" in auth:
+        return None
+    return host_of("http://" + auth)
 
 
 #: Value conversions a transformation may apply to a group: ``${N:lower}``, ``${N:upper}``.
@@ -217,15 +269,27 @@ class RuleSet:
     """Active rules indexed by host, so a URL is tried only against its host's rules."""
 
     def __init__(self, rules: Iterable[Rule] = ()):
+        """Rules outside the admitted grammar are left out, counted in ``refused`` (by
+        reason) and listed in ``refused_rules`` (id, reason)."""
         self._by_id: dict[str, CompiledRule] = {}
+        self.refused: dict[str, int] = {}
+        self.refused_rules: list[tuple[str, str]] = []
         self._by_host: dict[str, list[CompiledRule]] = {}
         self._drops: dict[str, dict[str, Rule]] = {}  # host -> parameter name -> its rule
         self._https: dict[str, Rule] = {}  # host -> its scheme rule
         self._pre: set[str] = set()
         for r in rules:
             if r.status == ACTIVE:
-                self._by_id[r.id] = r.compile()
+                try:
+                    self._by_id[r.id] = r.compile(check=True)
+                except RuleError as e:
+                    self._refuse(e)
         self._index()
+
+    def _refuse(self, e: RuleError) -> None:
+        self.refused[e.reason] = self.refused.get(e.reason, 0) + 1
+        self.refused_rules.append((e.rule_id, str(e)))
+        log.warning("%s", e)
 
     @classmethod
     def from_compiled(cls, compiled: Iterable[CompiledRule]) -> RuleSet:
@@ -257,7 +321,19 @@ class RuleSet:
     # ------------------------------------------------------------ loading / saving
     @classmethod
     def load(cls, path: str | Path) -> RuleSet:
-        return cls(read_rules(path))
+        """A rules file. A refused rule is skipped with a warning naming file:line, the
+        rule id and the reason, and counted (``refused``); the rest load (a malformed
+        line still ends the load: the file is not a rules file)."""
+        rs = cls()
+        for n, r in _numbered(path):
+            if r.status != ACTIVE:
+                continue
+            try:
+                rs._by_id[r.id] = r.compile(check=True)
+            except RuleError as e:
+                rs._refuse(RuleError(f"{path}:{n}: {e}", e.reason, e.rule_id))
+        rs._index()
+        return rs
 
     def save(self, path: str | Path) -> None:
         write_rules(path, self.rules())
@@ -277,7 +353,7 @@ class RuleSet:
         if cur is not None and cur.rule.version >= rule.version:
             return False
         if rule.status == ACTIVE:
-            self._by_id[rule.id] = rule.compile()
+            self._by_id[rule.id] = rule.compile(check=True)  # RuleError: the set is unchanged
         elif cur is None:
             return False
         else:
@@ -378,6 +454,11 @@ _encoder = msgspec.json.Encoder()
 
 
 def read_rules(path: str | Path) -> Iterator[Rule]:
+    for _, r in _numbered(path):
+        yield r
+
+
+def _numbered(path: str | Path) -> Iterator[tuple[int, Rule]]:
     p = Path(path)
     try:
         fh = p.open("rb")
@@ -388,9 +469,10 @@ def read_rules(path: str | Path) -> Iterator[Rule]:
             if not line.strip():
                 continue
             try:
-                yield _decoder.decode(line)
+                rule = _decoder.decode(line)
             except msgspec.DecodeError as e:
                 raise RuleError(f"{p}:{n}: not a rule record: {e}") from None
+            yield n, rule
 
 
 def write_rules(path: str | Path | IO[bytes], rules: Iterable[Rule]) -> int:
