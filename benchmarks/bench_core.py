@@ -27,15 +27,16 @@ sys.path.insert(0, str(ROOT))
 
 
 def child_learn(events: str, rules_out: str, state: str) -> None:
-    from dustonline.cli import run_learner
     from dustonline.config import Config
     from dustonline.rules.ruleset import write_rules
+    from dustonline.runner import LearnRun
 
-    cfg = Config().check()
-    learner, dlq, secs = run_learner([events], cfg, state=state, progress=True)
+    run = LearnRun([events], Config().check(), state=state)
+    run.run(progress=True)
+    learner, dlq, secs = run.learner, run.dlq, run.seconds
     s = learner.summary()
     write_rules(rules_out, learner.rules())
-    learner.store.close()
+    run.close()
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(

@@ -83,13 +83,15 @@ def cpu_seconds(pid: int | None = None) -> float:
 def embedded_rate(path: Path, cfg) -> tuple[float, float, int]:
     """`dustonline learn`'s path (read, parse, learn, flush, checkpoint into RocksDB):
     events per second and per CPU second, and the rules learned."""
-    from dustonline.cli import run_learner
+    from dustonline.runner import LearnRun
 
     c0 = cpu_seconds()
-    learner, _, secs = run_learner([str(path)], cfg, progress=False)
+    run = LearnRun([str(path)], cfg)
+    run.run(progress=False)
     cpu = cpu_seconds() - c0
-    n, rules = learner.stats.events, len(learner.rules())
-    learner.close()
+    learner, secs = run.learner, run.seconds
+    n, rules = learner.summary()["events"], len(learner.rules())
+    run.close()
     return n / secs, n / cpu, rules
 
 

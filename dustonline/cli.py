@@ -18,13 +18,14 @@ Other tools depend on these forms; change them only compatibly:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-import time
 from importlib import resources
 from pathlib import Path
 
 from . import __version__
 from .config import ConfigError, load_config
+from .console import progress_bar, tune_gc  # noqa: F401  (stream/cli.py uses both)
 from .rules.ruleset import RuleError, RuleSet, read_rules, write_rules
 
 
@@ -202,7 +203,7 @@ def add_reading_options(s: argparse.ArgumentParser) -> None:
         "--dead-letter",
         default="dead-letter.jsonl",
         metavar="FILE",
-        help="rejected records with reasons (default: %(default)s)",
+        help="rejected records with reasons; each run rewrites it, a resumed run continues it (default: %(default)s)",
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -251,88 +252,47 @@ def cmd_eval(args) -> int:
 
 
 # ------------------------------------------------------------------ learn
-def tune_gc() -> None:
-    """A learner holds millions of long-lived, acyclic cache entries; CPython's default
-    full collection re-scans all of them every time the heap grows by 25% (measured: 11%
-    of a 200k-event run). Full collections every 1000 young-generation passes instead."""
-    import gc
-
-    gen0, gen1, _ = gc.get_threshold()
-    gc.set_threshold(gen0, gen1, 1000)
-
-
-def run_learner(inputs, cfg, state=None, fmt=None, dead_letter=None, progress=True, partitions=None):
-    """Feed every event of ``inputs`` to an OnlineLearner (or one per partition, as the
-    worker group learns); returns (learner, dead letters, seconds)."""
-    from .events.deadletter import DeadLetter
-    from .events.readers import Rejected, read_events
-    from .learner.online import OnlineLearner
-    from .learner.partitioned import PartitionedLearner
-    from .state.store import rocks_store
-
-    tune_gc()
-    learner: OnlineLearner | PartitionedLearner
-    if partitions:
-        if partitions < 1:
-            raise ValueError(f"--partitions must be >= 1, got {partitions}")
-        learner = PartitionedLearner(
-            cfg,
-            partitions,
-            lambda p: rocks_store(None if state is None else Path(state) / f"p{p}", cfg.storage.cache_entries),
-        )
-    else:
-        learner = OnlineLearner(cfg, rocks_store(state, cfg.storage.cache_entries))
-    dlq = DeadLetter(dead_letter)
-    bar = progress_bar(progress)
-    t0 = time.perf_counter()
-    try:
-        for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length):
-            if isinstance(item, Rejected):
-                dlq.add(item)
-            else:
-                learner.learn_one(item)
-            if bar is not None:
-                bar.update(1)
-        learner.flush()  # derive rules from the tail of the stream too
-        learner.checkpoint()
-    finally:
-        if bar is not None:
-            bar.close()
-        dlq.close()
-    return learner, dlq, time.perf_counter() - t0
-
-
-def progress_bar(enabled: bool):
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(unit=" ev", unit_scale=True, file=sys.stderr, mininterval=0.5, desc="learning")
-
-
 def cmd_learn(args) -> int:
+    from .runner import LearnRun
+
     cfg = load_config(args.config)
-    learner, dlq, secs = run_learner(
-        args.inputs, cfg, args.state, args.format, args.dead_letter, not args.quiet, args.partitions
-    )
-    rules = learner.rules()
-    n = write_rules_out(args.rules_out, rules)
-    s = learner.summary()
-    learner.close()
-    rate = s["events"] / secs if secs > 0 else 0.0
-    lines = [
-        f"events      {s['events'] + dlq.total:>10,}  ({rate:,.0f}/s, {secs:.1f} s)",
-        f"rejected    {dlq.total:>10,}  {dlq.summary() if dlq.total else ''}".rstrip(),
-        f"ignored     {s['ignored']:>10,}  (non-2xx, empty payload or no content evidence)",
-        f"urls        {s['urls']:>10,}",
-        f"clusters    {s['clusters']:>10,}",
-        f"candidates  {s['candidates']:>10,}",
-        f"active rules{n:>10,}  -> {'stdout' if args.rules_out == '-' else args.rules_out}",
-    ]
-    if dlq.total:
-        lines.append(f"dead letters written to {args.dead_letter}")
-    print("\n".join(lines), file=sys.stderr)
+    check_inputs(args.inputs)
+    for dest, what in ((args.rules_out, "--rules-out"), (args.dead_letter, "--dead-letter")):
+        if dest and dest != "-":
+            check_writable(dest, what)
+    run = LearnRun(args.inputs, cfg, args.state, args.format, args.dead_letter, args.partitions)
+    try:
+        run.run(progress=not args.quiet)
+        n = write_rules_out(args.rules_out, run.learner.rules())
+        run.finish()
+        print("\n".join(run.summary_lines(n, args.rules_out, args.dead_letter)), file=sys.stderr)
+    finally:
+        run.close()
     return 0
+
+
+def check_inputs(inputs) -> None:
+    """Every input readable before learning starts, not a traceback an hour in."""
+    for p in inputs:
+        if p == "-":
+            continue
+        path = Path(p)
+        if not path.exists():
+            raise ValueError(f"input {p}: no such file")
+        if not path.is_file() or not os.access(path, os.R_OK):
+            raise ValueError(f"input {p}: not a readable file")
+
+
+def check_writable(dest: str, what: str) -> None:
+    """An output that cannot be written is found before learning, not after."""
+    path = Path(dest)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ValueError(f"{what} {dest}: is a directory")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{what} {dest}: not writable")
+    if not path.exists() and not (parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)):
+        raise ValueError(f"{what} {dest}: cannot create a file in {parent} (missing or not writable)")
 
 
 def write_rules_out(dest: str, rules) -> int:
@@ -436,16 +396,17 @@ def sample_paths() -> tuple[Path, Path]:
 
 def cmd_demo(args) -> int:
     from .config import Config
+    from .runner import LearnRun
 
     # with --rules-out -, standard output carries the rules only and the report goes to stderr
     out = sys.stderr if args.rules_out == "-" else sys.stdout
     events, truth_path = sample_paths()
     print(f"Learning on the bundled sample stream {events.name} (embedded mode, RocksDB in a temp dir) ...", file=out)
     cfg = Config().check()
-    learner, dlq, secs = run_learner([events], cfg, progress=True)
-    rules = learner.rules()
-    s = learner.summary()
-    learner.store.close()
+    run = LearnRun([str(events)], cfg)
+    run.run(progress=True)
+    rules, s, secs = run.learner.rules(), run.learner.summary(), run.seconds
+    run.close()
     print(
         f"{s['events']:,} events in {secs:.1f} s ({s['events'] / secs:,.0f}/s): {s['urls']:,} URLs, "
         f"{s['clusters']:,} clusters, {s['candidates']:,} candidates, {len(rules)} active rules\n",

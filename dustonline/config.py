@@ -53,6 +53,9 @@ class Input(_Section):
 
 class Storage(_Section):
     cache_entries: int = 200_000  # read cache in front of RocksDB, per table (writes are buffered apart)
+    # records between durable checkpoints of ``learn --state`` (state/durable.py): a killed
+    # run resumes from the last one; each costs a memtable flush and a few hard links
+    checkpoint_every: int = 100_000
 
 
 class Kafka(_Section):
@@ -128,6 +131,7 @@ class Config(_Section):
         _positive(problems, "window.max_urls_per_site", W.max_urls_per_site, low=10)
         _positive(problems, "input.max_url_length", In.max_url_length, low=16)
         _positive(problems, "storage.cache_entries", self.storage.cache_entries, low=1)
+        _positive(problems, "storage.checkpoint_every", self.storage.checkpoint_every, low=1)
         K = self.kafka
         for name in ("pages_topic", "rules_topic", "dlq_topic"):
             topic = getattr(K, name)

@@ -45,6 +45,7 @@ def replay(
     prod = producer if producer is not None else clients.producer(cfg)
     packer = Packer(prod, topic, batch) if batch > 1 else None
     dlq = DeadLetter(dead_letter)
+    dlq.start()  # the file holds this run's dead letters
     sent = 0
     t0 = time.perf_counter()
     try:

@@ -252,7 +252,7 @@ def test_the_graph_reads_every_kind_of_import():
     assert "dustonline.config" in cli  # from .config import ... (module level)
     assert "dustonline.rules.ruleset" in cli  # from .rules.ruleset import ...
     assert "dustonline.evaluation.methods" in cli  # inside _parser()
-    assert "dustonline.learner.partitioned" in cli  # inside run_learner()
+    assert "dustonline.runner" in cli  # inside cmd_learn()
     assert "dustonline" in cli  # from . import __version__: the package's __init__
     assert "dustonline._moved" in graph["dustonline"]  # from . import _moved: a submodule, not the package
     assert "dustonline._kernels" in graph["dustonline.learner.clusters"]  # from .. import _kernels: the C extension

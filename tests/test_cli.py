@@ -60,7 +60,7 @@ def test_learn_writes_rules_and_summary(learned):
     assert all(r.support >= 3 for r in rs if not r.drop_param)
     assert any(r.drop_param for r in rs) and all(r.support >= 1 for r in rs if r.drop_param)
     assert [(-r.support, r.id) for r in rs] == sorted((-r.support, r.id) for r in rs)
-    for word in ("events", "rejected", "clusters", "candidates", "active rules"):
+    for word in ("read", "learned", "ignored", "rejected", "clusters", "candidates", "active rules"):
         assert word in p.stderr
     assert (d / "state").is_dir()
 

@@ -6,6 +6,7 @@ dropped and why: each rejection is kept as one JSON line, and counted by reason.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import IO
@@ -18,7 +19,8 @@ _enc = msgspec.json.Encoder()
 
 
 class DeadLetter:
-    """Appends rejections to ``path`` (opened only when the first one arrives); None = just count."""
+    """Appends rejections to ``path`` (opened only when the first one arrives; ``start``
+    for a file of one run's); None = just count."""
 
     def __init__(self, path: str | Path | None):
         self.path = Path(path) if path is not None else None
@@ -34,6 +36,25 @@ class DeadLetter:
         # line-at-a-time so a crash loses nothing already rejected
         self._fh.write(_enc.encode(rej) + b"\n")
         self._fh.flush()
+
+    def start(self, resume_at: int | None = None, counts: dict[str, int] | None = None) -> None:
+        """The file holds one run's dead letters: a new run removes what an earlier run
+        left, a resumed run cuts the file back to what its checkpoint had written (the
+        records after it are read again) and counts on from there."""
+        self.close()
+        self._counts = Counter(counts or {})
+        if self.path is None:
+            return
+        if resume_at is None:
+            self.path.unlink(missing_ok=True)
+        elif self.path.exists() and self.path.stat().st_size > resume_at:
+            os.truncate(self.path, resume_at)
+
+    def tell(self) -> int:
+        """Bytes in the file so far (a checkpoint records it)."""
+        if self._fh is not None:
+            return self._fh.tell()
+        return self.path.stat().st_size if self.path is not None and self.path.exists() else 0
 
     @property
     def counts(self) -> dict[str, int]:

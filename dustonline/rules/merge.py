@@ -23,6 +23,7 @@ from .ruleset import ACTIVE, RETIRED, Rule, rule_order
 
 _enc = msgspec.json.Encoder()
 _dec = msgspec.json.Decoder(dict[str, Rule])
+_dec_all = msgspec.json.Decoder(dict[str, dict[str, Rule]])
 
 
 def merge(partials: dict[str, Rule]) -> Rule:
@@ -97,6 +98,13 @@ class RuleMerger:
     def rules(self) -> list[Rule]:
         merged = (merge(p) for p in self._partials.values())
         return sorted((r for r in merged if r.status == ACTIVE), key=rule_order)
+
+    def dump(self) -> bytes:
+        """Every partial, for a checkpoint (``learn --partitions --state``)."""
+        return _enc.encode(self._partials)
+
+    def restore(self, raw: bytes) -> None:
+        self._partials = _dec_all.decode(raw)
 
 
 def encode_partials(partials: dict[str, Rule]) -> bytes:

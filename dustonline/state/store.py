@@ -187,6 +187,9 @@ class _Backend:
 
     def delete_range(self, start: bytes, end: bytes) -> None: ...
     def sync(self) -> None: ...
+    def snapshot(self, path: Path) -> None:
+        raise NotImplementedError(f"{type(self).__name__} cannot be checkpointed to a directory")
+
     def close(self) -> None: ...
 
 
@@ -290,6 +293,12 @@ class _RocksBackend(_Backend):
     def sync(self):
         self.db.flush()
 
+    def snapshot(self, path):
+        from rocksdict import Checkpoint
+
+        self.db.flush()
+        Checkpoint(self.db).create_checkpoint(str(path))
+
     def close(self):
         self.db.close()
 
@@ -350,6 +359,11 @@ class Store:
         for t in self._tables.values():
             t.flush()
         self._b.sync()
+
+    def snapshot(self, path: Path) -> None:
+        """Everything written so far as a database in ``path`` (state/durable.py)."""
+        self.flush()
+        self._b.snapshot(path)
 
     def close(self) -> None:
         self.flush()

@@ -1,0 +1,165 @@
+"""A learn run: event files through a learner, every record accounted for, and with
+``--state`` a checkpoint every ``storage.checkpoint_every`` records, so a killed run
+resumes where its last checkpoint left off and writes the rules an uninterrupted run
+writes (state/durable.py)."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from .config import Config
+from .console import progress_bar, tune_gc
+from .events.deadletter import DeadLetter
+from .events.readers import Rejected, read_events
+from .learner.online import OnlineLearner
+from .learner.partitioned import PartitionedLearner
+from .state.durable import RunRecord, StateDir, identify
+from .state.store import Store, rocks_store
+
+
+class LearnRun:
+    """``dustonline learn``'s work, and what ``learn`` and ``demo`` print about it."""
+
+    def __init__(
+        self,
+        inputs: list[str],
+        cfg: Config,
+        state: str | Path | None = None,
+        fmt: str | None = None,
+        dead_letter: str | Path | None = None,
+        partitions: int | None = None,
+    ):
+        if partitions is not None and partitions < 1:
+            raise ValueError(f"--partitions must be >= 1, got {partitions}")
+        self.inputs, self.cfg = list(inputs), cfg
+        self.fmt = fmt or cfg.input.format
+        self.partitions = partitions
+        self.state = StateDir(state, partitions) if state is not None else None
+        last = self.state.recover() if self.state is not None else None
+        cache = cfg.storage.cache_entries
+        n = partitions or 1
+        self.stores: list[Store] = [
+            rocks_store(self.state.store_path(i) if self.state is not None else None, cache) for i in range(n)
+        ]
+        self.learner: OnlineLearner | PartitionedLearner
+        if partitions:
+            self.learner = PartitionedLearner(cfg, partitions, lambda p: self.stores[p])
+            merged = self.state.extra("merger") if self.state is not None else None
+            if merged is not None:
+                self.learner.merger.restore(merged)
+        else:
+            self.learner = OnlineLearner(cfg, self.stores[0])
+        s = self.learner.summary()
+        self.record = (
+            self.state.begin(last, identify(self.inputs, self.fmt, cfg, partitions), s["events"], s["ignored"])
+            if self.state is not None
+            else RunRecord(identity=identify([], self.fmt, cfg, partitions))
+        )
+        self.resumed_at = self.record.position
+        self.dlq = DeadLetter(dead_letter)
+        self.dlq.start(self.record.dead_letter_bytes if self.resumed_at else None, self.record.rejected)
+        self.skipped: Counter[str] = Counter()
+        self.seconds = 0.0
+
+    def run(self, progress: bool = True) -> None:
+        """Every record of the inputs (after those a resumed run's checkpoint holds), then
+        the rules derived from the tail of the stream."""
+        tune_gc()
+        rec, learner, dlq = self.record, self.learner, self.dlq
+        items = read_events(self.inputs, self.fmt, self.cfg.input.max_url_length, skipped=self.skipped)
+        if rec.position:
+            if progress:
+                print(f"resuming from the checkpoint at record {rec.position:,}", file=sys.stderr)
+            for _ in itertools.islice(items, rec.position):
+                pass
+            self.skipped.clear()
+            self.skipped.update(rec.skipped)
+        every = self.cfg.storage.checkpoint_every if self.state is not None else 0
+        pos = rec.position
+        bar = progress_bar(progress, initial=pos)
+        t0 = time.perf_counter()
+        try:
+            for item in items:
+                if isinstance(item, Rejected):
+                    dlq.add(item)
+                else:
+                    learner.learn_one(item)
+                pos += 1
+                if every and pos % every == 0:
+                    self._commit(pos)
+                if bar is not None:
+                    bar.update(1)
+            learner.flush()  # derive rules from the tail of the stream too
+            learner.checkpoint()
+            if self.state is not None:
+                self._commit(pos)
+        finally:
+            if bar is not None:
+                bar.close()
+            dlq.close()
+        self.seconds = time.perf_counter() - t0
+
+    def _commit(self, pos: int) -> None:
+        assert self.state is not None
+        self.learner.checkpoint()
+        rec = self.record
+        rec.position = pos
+        rec.rejected = dict(self.dlq.counts)
+        rec.skipped = dict(self.skipped)
+        rec.dead_letter_bytes = self.dlq.tell()
+        extra = {"merger": self.learner.merger.dump()} if isinstance(self.learner, PartitionedLearner) else None
+        self.state.commit(self.stores, rec, extra)
+
+    def finish(self) -> None:
+        """The rules are out: the next command on this state starts a new run."""
+        if self.state is not None:
+            self.state.mark_done(self.record)
+
+    def close(self) -> None:
+        self.learner.close()
+
+    # ------------------------------------------------------------ accounting
+    def counts(self) -> dict[str, int]:
+        """This run's records: read = learned + ignored + rejected (a resumed run counts
+        what its checkpoint had counted, so it reports what an uninterrupted run does)."""
+        s, rec = self.learner.summary(), self.record
+        events = s["events"] - rec.base_events
+        ignored = s["ignored"] - rec.base_ignored
+        skipped = sum(self.skipped.values())
+        return {
+            "read": events + skipped + self.dlq.total,
+            "learned": events - ignored,
+            "ignored": ignored + skipped,
+            "skipped": skipped,
+            "rejected": self.dlq.total,
+        }
+
+    def summary_lines(self, rules_written: int, rules_dest: str, dead_letter: str | None) -> list[str]:
+        c, s = self.counts(), self.learner.summary()
+        done = c["read"] - self.resumed_at
+        rate = done / self.seconds if self.seconds > 0 else 0.0
+        why = "non-2xx, empty payload or no content evidence"
+        if self.skipped:
+            why += "; not fetches: " + ", ".join(f"{n:,} {r}" for r, n in sorted(self.skipped.items()))
+        lines = [
+            f"read        {c['read']:>10,}  records ({rate:,.0f}/s, {self.seconds:.1f} s)",
+            f"learned     {c['learned']:>10,}",
+            f"ignored     {c['ignored']:>10,}  ({why})",
+            f"rejected    {c['rejected']:>10,}  {self.dlq.summary() if self.dlq.total else ''}".rstrip(),
+            f"urls        {s['urls']:>10,}",
+            f"clusters    {s['clusters']:>10,}",
+            f"candidates  {s['candidates']:>10,}",
+            f"active rules{rules_written:>10,}  -> {'stdout' if rules_dest == '-' else rules_dest}",
+        ]
+        if self.state is not None:
+            how = f"resumed at record {self.resumed_at:,}" if self.resumed_at else "new"
+            lines.append(
+                f"state       {self.state.root}: run {self.record.runs}, {how}; {s['events']:,} events over all runs"
+            )
+        if self.dlq.total and dead_letter:
+            lines.append(f"dead letters of this run in {dead_letter} (rewritten by each run)")
+        return lines

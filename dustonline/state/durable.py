@@ -1,0 +1,249 @@
+"""Crash-safe state for ``dustonline learn --state DIR``.
+
+RocksDB runs without a write-ahead log and the learner buffers its writes, so the live
+database is only consistent at a checkpoint; after ``kill -9`` it holds some of the
+writes since, and a rerun that trusted it continued from a state no input position
+matches. So the live database is never trusted across processes:
+
+- ``DIR/checkpoint/`` is the last consistent state: a RocksDB checkpoint of every store
+  (hard links to the immutable table files: milliseconds), plus ``run.json``, the input
+  position it covers and what the run has counted so far, written last. A checkpoint is
+  built in ``checkpoint.new/`` and swapped in by renames, so a crash at any moment
+  leaves one complete checkpoint to start from.
+- ``DIR/live/`` is rebuilt from the checkpoint at every start (hard links again), so the
+  writes of a killed process are dropped, and the run resumes at the recorded position.
+
+The unfinished run in a checkpoint must be resumed by the same command (inputs, format,
+config, partitions): anything else is refused, not merged. A finished run is the start
+of the next one, which may read other inputs (state that continues across runs).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import mmh3
+import msgspec
+
+from .store import Store
+
+RUN_FILE = "run.json"
+_FINGERPRINT_BYTES = 1 << 20
+
+
+class StateError(ValueError):
+    """The state directory cannot be used for this command (says what to do instead)."""
+
+
+class InputId(msgspec.Struct, frozen=True):
+    """A file as a rerun must find it again: size and a hash of its first and last MiB
+    (not mtime: a copy of the same crawl log is the same input)."""
+
+    path: str
+    size: int = -1
+    fingerprint: str = ""
+
+
+class RunIdentity(msgspec.Struct, frozen=True):
+    inputs: list[InputId]
+    format: str
+    config: str  # hash of the sections that decide what is learned
+    partitions: int = 0
+
+
+class RunRecord(msgspec.Struct):
+    identity: RunIdentity
+    position: int = 0  # items of read_events consumed (events and rejected records)
+    done: bool = False
+    runs: int = 1  # runs over this state, this one included
+    # this run's counts up to ``position``, restored on resume so the summary is the
+    # uninterrupted run's
+    rejected: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    dead_letter_bytes: int = 0
+    # the learner's cumulative counters when this run started: this run's are the difference
+    base_events: int = 0
+    base_ignored: int = 0
+
+
+def identify(inputs: list[str], fmt: str, config, partitions: int | None) -> RunIdentity:
+    learned = {k: v for k, v in config.to_dict().items() if k in ("learning", "clustering", "window", "input")}
+    return RunIdentity(
+        inputs=[_input_id(p) for p in inputs],
+        format=fmt,
+        config=format(mmh3.hash128(msgspec.json.encode(learned)), "032x"),
+        partitions=partitions or 0,
+    )
+
+
+def _input_id(path: str) -> InputId:
+    if path == "-":
+        return InputId("-")
+    p = Path(path)
+    size = p.stat().st_size
+    h = mmh3.mmh3_x64_128()
+    with open(p, "rb") as fh:
+        h.update(fh.read(_FINGERPRINT_BYTES))
+        if size > _FINGERPRINT_BYTES:
+            fh.seek(max(_FINGERPRINT_BYTES, size - _FINGERPRINT_BYTES))
+            h.update(fh.read())
+    return InputId(str(p.resolve()), size, h.digest().hex())
+
+
+def _differences(a: RunIdentity, b: RunIdentity) -> list[str]:
+    out = []
+    if [i.path for i in a.inputs] != [i.path for i in b.inputs]:
+        out.append("other input files or another order: " + " ".join(i.path for i in a.inputs))
+    elif a.inputs != b.inputs:
+        changed = [i.path for i, j in zip(a.inputs, b.inputs) if i != j]
+        out.append("input files changed since: " + " ".join(changed))
+    if a.format != b.format:
+        out.append(f"--format {a.format}")
+    if a.config != b.config:
+        out.append("another configuration (learning, clustering, window or input)")
+    if a.partitions != b.partitions:
+        out.append(f"--partitions {a.partitions or 'unset'}")
+    return out
+
+
+class StateDir:
+    """``DIR`` of ``learn --state``: where each store lives and how it is checkpointed."""
+
+    def __init__(self, root: str | Path, partitions: int | None = None):
+        self.root = Path(root)
+        self.names = [f"p{p}" for p in range(partitions)] if partitions else [""]
+        self.live = self.root / "live"
+        self.ckpt = self.root / "checkpoint"
+        self._new = self.root / "checkpoint.new"
+        self._old = self.root / "checkpoint.old"
+
+    def store_path(self, i: int = 0) -> Path:
+        return self.live / self.names[i] if self.names[i] else self.live
+
+    # ------------------------------------------------------------ start
+    def recover(self) -> RunRecord | None:
+        """Pick the newest complete checkpoint and rebuild ``live/`` from it; returns its
+        run record (None: a new state)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if (self.root / "CURRENT").exists() or any(self.root.glob("p*/CURRENT")):
+            raise StateError(
+                f"{self.root} holds state written before crash-safe checkpoints (a RocksDB "
+                "at its top level), which a crash may have left inconsistent; learn into a "
+                "new --state directory"
+            )
+        if not self.ckpt.exists():
+            # a crash between the two renames of a swap: the new one is complete
+            for cand in (self._new, self._old):
+                if (cand / RUN_FILE).exists():
+                    cand.rename(self.ckpt)
+                    break
+        for leftover in (self._new, self._old):
+            shutil.rmtree(leftover, ignore_errors=True)
+        shutil.rmtree(self.live, ignore_errors=True)
+        if not (self.ckpt / RUN_FILE).exists():
+            return None
+        record = msgspec.json.decode((self.ckpt / RUN_FILE).read_bytes(), type=RunRecord)
+        if record.identity.partitions != (len(self.names) if self.names != [""] else 0):
+            n = record.identity.partitions
+            raise StateError(
+                f"{self.root} was learned {'with --partitions ' + str(n) if n else 'without --partitions'}; "
+                "use the same, or a new --state directory"
+            )
+        tmp = self.root / "live.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        for name in self.names:
+            src = self.ckpt / name if name else self.ckpt
+            _link_copy(src, tmp / name if name else tmp, skip={RUN_FILE, "extra"})
+        tmp.rename(self.live)
+        return record
+
+    def extra(self, name: str) -> bytes | None:
+        """A blob saved with the checkpoint (state kept outside the stores)."""
+        p = self.ckpt / "extra" / name
+        return p.read_bytes() if p.exists() else None
+
+    def begin(self, last: RunRecord | None, identity: RunIdentity, events: int, ignored: int) -> RunRecord:
+        """The run this command makes: the unfinished one resumed, or a new one."""
+        if last is not None and not last.done:
+            if any(i.path == "-" for i in last.identity.inputs):
+                raise StateError(
+                    f"{self.root} holds an unfinished run that read standard input, which cannot be "
+                    "read again; learn into a new --state directory (or from a file, to resume)"
+                )
+            diff = _differences(last.identity, identity)
+            if diff:
+                raise StateError(
+                    f"{self.root} holds an unfinished run of another command ({'; '.join(diff)}); "
+                    "rerun that command to finish it, or learn into a new --state directory"
+                )
+            return last
+        return RunRecord(
+            identity=identity,
+            runs=(last.runs + 1) if last is not None else 1,
+            base_events=events,
+            base_ignored=ignored,
+        )
+
+    # ------------------------------------------------------------ checkpoints
+    def commit(self, stores: list[Store], record: RunRecord, extra: dict[str, bytes] | None = None) -> None:
+        """Every store and ``record`` as the new checkpoint, atomically (the learner's own
+        ``checkpoint`` comes first: it writes its metadata into the stores)."""
+        shutil.rmtree(self._new, ignore_errors=True)
+        self._new.mkdir()
+        for name, store in zip(self.names, stores):
+            store.snapshot(self._new / name if name else self._new / "db")
+        if self.names == [""]:  # a single store's files sit at the top of the checkpoint
+            for f in (self._new / "db").iterdir():
+                f.rename(self._new / f.name)
+            (self._new / "db").rmdir()
+        if extra:
+            (self._new / "extra").mkdir()
+            for k, v in extra.items():
+                _write_synced(self._new / "extra" / k, v)
+        _write_synced(self._new / RUN_FILE, msgspec.json.encode(record))  # last: marks it complete
+        if self.ckpt.exists():
+            self.ckpt.rename(self._old)
+        self._new.rename(self.ckpt)
+        _sync_dir(self.root)
+        shutil.rmtree(self._old, ignore_errors=True)
+
+    def mark_done(self, record: RunRecord) -> None:
+        """The run is over (its rules written): the next command starts a new run."""
+        record.done = True
+        tmp = self.ckpt / (RUN_FILE + ".tmp")
+        _write_synced(tmp, msgspec.json.encode(record))
+        os.replace(tmp, self.ckpt / RUN_FILE)
+        _sync_dir(self.ckpt)
+
+
+def _link_copy(src: Path, dst: Path, skip: set[str]) -> None:
+    """A checkpoint's files into ``dst``: table files hard-linked (immutable; RocksDB
+    never rewrites one), the rest copied, since the opened database changes them."""
+    dst.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.name in skip or f.is_dir():
+            continue
+        if f.suffix == ".sst":
+            try:
+                os.link(f, dst / f.name)
+                continue
+            except OSError:  # a file system without hard links
+                pass
+        shutil.copy2(f, dst / f.name)
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,164 @@
+"""``dustonline learn --state``: killed at any moment, rerun, the same rules (issue 17).
+
+The runs are real processes killed with SIGKILL, on a real RocksDB state directory."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dustonline.evaluation.generator import GenConfig, write_stream
+from dustonline.state.durable import RUN_FILE
+
+CMD = [sys.executable, "-m", "dustonline"]
+EVERY = 1000  # records between checkpoints: many per run, so kills land between and during them
+
+
+def learn(*args, check=True):
+    p = subprocess.run(CMD + ["learn", *map(str, args)], capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"exit {p.returncode}\n{p.stderr}")
+    return p
+
+
+def counts(stderr: str) -> dict:
+    """The summary's record counts (read, learned, ignored, rejected)."""
+    out = {}
+    for line in stderr.splitlines():
+        word, _, rest = line.partition(" ")
+        if word in ("read", "learned", "ignored", "rejected"):
+            out[word] = int(rest.split()[0].replace(",", ""))
+    return out
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory):
+    d = tmp_path_factory.mktemp("durable")
+    events = d / "events.jsonl"
+    write_stream(GenConfig(seed=11, sites=12, pages=8000), events, d / "truth.jsonl")
+    lines = events.read_bytes().splitlines(keepends=True)
+    # bad records spread through the stream: the dead-letter file must come out the same too
+    bad = range(len(lines) // 7, len(lines), len(lines) // 7)
+    for i in bad:
+        lines.insert(i, b'{"url": "ftp://bad.example/%d", "ts": 1700000000}\n' % i)
+    events.write_bytes(b"".join(lines))
+    (d / "ck.yaml").write_text(f"storage:\n  checkpoint_every: {EVERY}\n")
+    ref = learn(events, "--rules-out", d / "ref.jsonl", "--state", d / "ref-state", "--config", d / "ck.yaml",
+                "--dead-letter", d / "ref-dead.jsonl", "--quiet")  # fmt: skip
+    return d, events, ref, len(bad)
+
+
+def _position(state) -> int:
+    try:
+        return json.loads((state / "checkpoint" / RUN_FILE).read_text())["position"]
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+def _kill_after(args, state, position: int, extra: float) -> None:
+    """Start ``learn``, wait until its checkpoint covers ``position`` records, let it run
+    ``extra`` seconds more (into the next stretch, or into a checkpoint), then SIGKILL."""
+    proc = subprocess.Popen(CMD + ["learn", *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and _position(state) < position and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(extra)
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def test_killed_runs_resume_to_the_rules_of_an_uninterrupted_run(stream):
+    d, events, ref, _ = stream
+    rng = random.Random(17)
+    total = counts(ref.stderr)["read"]
+    assert total > 6 * EVERY
+    # three runs killed once or twice each, at random points after 0 to 4 checkpoints
+    for n in range(3):
+        state, rules, dead = d / f"s{n}", d / f"r{n}.jsonl", d / f"dead{n}.jsonl"
+        args = [events, "--rules-out", rules, "--state", state, "--config", d / "ck.yaml"]
+        args += ["--dead-letter", dead, "--quiet"]
+        for _ in range(1 + n % 2):
+            _kill_after(args, state, rng.randrange(0, 4) * EVERY, rng.uniform(0.0, 0.6))
+        got = learn(*args)
+        assert rules.read_bytes() == (d / "ref.jsonl").read_bytes()
+        assert dead.read_bytes() == (d / "ref-dead.jsonl").read_bytes()
+        assert counts(got.stderr) == counts(ref.stderr)
+
+
+def test_the_summary_accounts_for_every_record(stream):
+    _, events, ref, bad = stream
+    c = counts(ref.stderr)
+    assert c["read"] == c["learned"] + c["ignored"] + c["rejected"] == counts_of(events)
+    assert c["rejected"] == bad and c["learned"] > 0
+
+
+def test_an_unfinished_run_is_resumed_only_by_the_same_command(stream, tmp_path):
+    d, events, _, _ = stream
+    state = tmp_path / "st"
+    learn(events, "--rules-out", tmp_path / "a.jsonl", "--state", state, "--config", d / "ck.yaml", "--quiet")
+    run = json.loads((state / "checkpoint" / RUN_FILE).read_text())
+    assert run["done"] and run["position"] == counts_of(events)
+    # killed after its last checkpoint, before the rules were written: unfinished
+    run["done"] = False
+    (state / "checkpoint" / RUN_FILE).write_text(json.dumps(run))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(events.read_bytes()[:100_000].rpartition(b"\n")[0] + b"\n")
+    p = learn(other, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet", check=False)
+    assert p.returncode == 2 and "unfinished run" in p.stderr and "rerun that command" in p.stderr
+    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--partitions", "2", check=False)
+    assert p.returncode == 2 and "--partitions" in p.stderr
+    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet")
+    assert "resumed at record" in p.stderr
+    assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+    # finished now: the next run continues the state with other input, and counts its own records
+    p = learn(other, "--rules-out", tmp_path / "c.jsonl", "--state", state, "--quiet")
+    assert counts(p.stderr)["read"] == counts_of(other) and "run 2" in p.stderr
+
+
+def counts_of(path) -> int:
+    return sum(1 for line in path.read_bytes().splitlines() if line.strip())
+
+
+def test_partitioned_state_resumes_with_its_merged_rules(stream, tmp_path):
+    d, events, _, _ = stream
+    base = [events, "--partitions", "3", "--config", d / "ck.yaml", "--quiet"]
+    learn(*base, "--rules-out", tmp_path / "a.jsonl", "--state", tmp_path / "a")
+    state = tmp_path / "b"
+    _kill_after([*base, "--rules-out", tmp_path / "b.jsonl", "--state", state], state, 3 * EVERY, 0.2)
+    assert _position(state) >= 3 * EVERY
+    learn(*base, "--rules-out", tmp_path / "b.jsonl", "--state", state)
+    assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+
+
+def test_state_of_the_layout_before_checkpoints_is_refused(stream, tmp_path):
+    _, events, _, _ = stream
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "CURRENT").write_text("MANIFEST-000001\n")
+    p = learn(events, "--rules-out", tmp_path / "r.jsonl", "--state", tmp_path / "old", check=False)
+    assert p.returncode == 2 and "new --state directory" in p.stderr
+
+
+def test_inputs_and_outputs_are_checked_before_learning(stream, tmp_path):
+    _, events, _, _ = stream
+    state = tmp_path / "st"
+    p = learn(events, tmp_path / "missing.jsonl", "--rules-out", tmp_path / "r.jsonl", "--state", state, check=False)
+    assert p.returncode == 2 and "missing.jsonl: no such file" in p.stderr
+    p = learn(events, "--rules-out", tmp_path / "no" / "dir" / "r.jsonl", "--state", state, check=False)
+    assert p.returncode == 2 and "--rules-out" in p.stderr
+    p = learn(events, "--rules-out", tmp_path, "--state", state, check=False)
+    assert p.returncode == 2 and "is a directory" in p.stderr
+    assert not state.exists()  # nothing was learned
+
+
+def test_the_dead_letter_file_holds_one_runs_records(stream, tmp_path):
+    _, events, ref, _ = stream
+    dead = tmp_path / "dead.jsonl"
+    for _ in range(2):
+        learn(events, "--rules-out", tmp_path / "r.jsonl", "--dead-letter", dead, "--quiet")
+        assert len(dead.read_text().splitlines()) == counts(ref.stderr)["rejected"]
