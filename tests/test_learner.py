@@ -366,3 +366,30 @@ def test_recovery_through_retargeting_equals_an_uninterrupted_run(tmp_path, cut)
         (r.id, r.version, r.status, r.context, r.transformation) for r in changes
     ]
     second.store.close()
+
+
+def test_a_candidate_whose_context_subscribers_refuse_is_never_valid():
+    """The learner renders a few contexts rules/pattern.py refuses as quadratic
+    (``([0-9]+)(?:[^/?=&#;:.]+)``: both repeats take digits). Published, every subscriber
+    would refuse them and the crawler's keys would differ from the learner's: such a
+    candidate never becomes a rule, whatever its evidence."""
+    from dustonline.learner.records import CandRec
+
+    learner = OnlineLearner(config_from_dict(CFG))
+
+    def cand(context: str) -> CandRec:
+        return CandRec(
+            id="r-x",
+            group="g",
+            context=context,
+            transformation="$1://a.com/$2",
+            hosts=["a.com"],
+            freq=50,
+            nsupp=50,
+            nci=50,
+        )
+
+    good = cand(r"^(https?)\:\/\/a\.com\/([0-9]+)(?:\-[a-z]+)$")
+    quadratic = cand(r"^(https?)\:\/\/a\.com\/([0-9]+)(?:[^/?=&#;:.]+)$")
+    assert learner.counts.valid(good)
+    assert not learner.counts.valid(quadratic)

@@ -300,6 +300,9 @@ BAD = [
     (b'{"url": "javascript:alert(1)", "ts": 1700000000}', "not-http"),
     (b'{"url": "http://www.x.com/' + b"a" * 5000 + b'", "ts": 1700000000}', "url-too-long"),
     (b"[1, 2, 3]", "bad-json"),
+    # poison: a parser that recursed into it raised out of the agent, and the re-delivered
+    # message crashed every worker that took the partition over (issue 17)
+    (b'{"url": "http://www.x.com/a", "ts": 1700000000, "x": ' + b"[" * 1500 + b"]" * 1500 + b"}", "bad-field"),
 ]
 
 

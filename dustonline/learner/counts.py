@@ -5,6 +5,7 @@ cluster; a URL leaving subtracts the same."""
 
 from __future__ import annotations
 
+from ..rules.pattern import admitted
 from ..state.store import Store
 from .candidates import Cand, CandidateBook
 from .hosturls import HostURLs
@@ -30,6 +31,7 @@ class ValidationCounts:
             and nsupp >= self.min_supp
             and fpr(nsupp, rec.nci) <= self.fpr_max + 1e-12
             and not rec.malformed
+            and admitted(rec.context)
         )
 
     def backfill(self, rid: str, hosts, delta: int = 1) -> None:

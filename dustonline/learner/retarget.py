@@ -8,6 +8,7 @@ from __future__ import annotations
 import heapq
 from typing import cast
 
+from ..rules.pattern import admitted
 from ..rules.ruleset import ACTIVE, CompiledRule, Rule
 from ..rules.urls import host_of, light_normalize, site_of_host
 from .adopt import adopt
@@ -99,7 +100,7 @@ class Retargeter:
         by = min(examples, key=lambda b: (-len(examples[b]), b))
         s = self.book[by]
         made = adopt(r, [(url, s.on(host_of(other)), other) for url, other in examples[by]])
-        if made is None:
+        if made is None or not admitted(made[0]):
             return None
         # one rule id has one context: hosts without examples keep the learned rule
         where = sorted({host_of(url) for url, _o in examples[by]})

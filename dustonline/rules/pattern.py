@@ -6,9 +6,9 @@ regex engine first): literals, ``\\`` + ASCII punctuation, ``.``, classes ``[...
 ``[^...]`` of characters and ranges, capturing ``(...)`` and non-capturing ``(?:...)``
 groups, ``|``, a leading ``^`` and a trailing ``$``, and the quantifiers ``?``, ``*``,
 ``+``, ``{m}``, ``{m,n}`` (each optionally lazy). Everything else (backreferences,
-lookaround, named groups, inline flags, ``\\A`` ``\\Z`` ``\\b`` ``\\d`` and the other
-letter escapes, possessive and atomic forms, class unions and intersections) is refused
-with the reason.
+lookaround, named groups, inline flags, ``\\A`` ``\\Z`` ``\\b`` and the letter escapes
+other than the ASCII ``\\d \\w \\s`` and their negations, possessive and atomic forms,
+class unions and intersections) is refused with the reason.
 
 Why the admitted contexts run in linear time on Python's backtracking ``re``:
 
@@ -531,3 +531,14 @@ def check(context: str) -> Parsed:
             "(overlapping or nested repeats make backtracking super-linear)"
         )
     return parsed
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def admitted(context: str) -> bool:
+    """Whether ``check`` admits ``context``: the learner publishes no rule a subscriber
+    would refuse (a few of its renderings, ``([0-9]+)(?:[^/?=&#;:.]+)``, are quadratic)."""
+    try:
+        check(context)
+    except PatternError:
+        return False
+    return True
