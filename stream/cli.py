@@ -95,7 +95,8 @@ def cmd_replay(args) -> int:
             bar.close()
     rate = r["sent"] / r["seconds"] if r["seconds"] > 0 else 0.0
     print(
-        f"sent {r['sent']:,} events to {r['topic']} ({rate:,.0f}/s, {r['seconds']:.1f} s); "
+        f"read {r['read']:,} records: sent {r['sent']:,} events to {r['topic']} ({rate:,.0f}/s, "
+        f"{r['seconds']:.1f} s); skipped {r['skipped']:,} (not fetches); "
         f"rejected {r['rejected']:,} {r['rejected_by_reason']}".rstrip(),
         file=sys.stderr,
     )

@@ -13,6 +13,7 @@ one event per message, with the worker's per-message cost shared by the batch.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable
 
 from dustonline.config import Config
@@ -46,10 +47,11 @@ def replay(
     packer = Packer(prod, topic, batch) if batch > 1 else None
     dlq = DeadLetter(dead_letter)
     dlq.start()  # the file holds this run's dead letters
+    skipped: Counter[str] = Counter()  # records that are no fetch (blank lines, WARC requests)
     sent = 0
     t0 = time.perf_counter()
     try:
-        for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length):
+        for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length, skipped=skipped):
             if isinstance(item, Rejected):
                 dlq.add(item)
                 continue
@@ -78,6 +80,8 @@ def replay(
     return {
         "sent": sent,
         "rejected": dlq.total,
+        "skipped": sum(skipped.values()),
+        "read": sent + dlq.total + sum(skipped.values()),
         "rejected_by_reason": dlq.summary() if dlq.total else "",
         "seconds": secs,
         "topic": topic,

@@ -40,6 +40,25 @@ def test_site_key_is_the_registered_domain():
     assert site_key("https://Shop.Example.COM:8080/x") == b"example.com"
 
 
+def test_sites_under_a_private_suffix_are_sites_of_their_own():
+    """github.io, blogspot, cloudfront: one registered domain, many owners (the private
+    section of the public suffix list). Each is its own site: its own key (so its own
+    partition) and its own per-site cap."""
+    assert site_key("https://alice.github.io/a") == b"alice.github.io"
+    assert site_key("https://bob.github.io/a") == b"bob.github.io"
+    assert site_key("https://d1mbyzj6lih1pj.cloudfront.net/x.js") == b"d1mbyzj6lih1pj.cloudfront.net"
+    from dustonline import FetchEvent
+
+    cfg = config_from_dict({"window": {"max_urls_per_site": 10}})
+    learner = OnlineLearner(cfg)
+    for owner in ("alice", "bob"):
+        for i in range(10):
+            learner.learn_one(
+                FetchEvent(url=f"https://{owner}.github.io/p/{i}", ts=1.7e9 + i, digest=f"sha1:{owner}{i}")
+            )
+    assert learner.summary()["urls"] == 20 and learner.summary()["evicted_urls"] == 0  # bob did not push alice out
+
+
 CFG = {"learning": {"min_freq": 3, "min_supp": 3, "holdout": 0.33}}  # a rule shape shared by sites of two partitions
 
 

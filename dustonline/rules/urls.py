@@ -46,7 +46,10 @@ def host_of(url: str) -> str:
 @functools.lru_cache(maxsize=1 << 16)
 def site_of_host(host: str) -> str:
     """Registered domain (public suffix + 1) from the public suffix list snapshot bundled
-    with tldextract; never touches the network. IPs and single labels are their own site."""
+    with tldextract, its private section included: ``alice.github.io`` and
+    ``bob.github.io``, or two CloudFront distributions, have different owners, and one's
+    duplicates say nothing about the other's URLs. Never touches the network. IPs and
+    single labels are their own site."""
     ext = _extractor()(host)
     domain = getattr(ext, "top_domain_under_public_suffix", None)
     if domain is None:  # tldextract < 5.3
@@ -62,7 +65,7 @@ def site_of(url: str) -> str:
 def _extractor():
     import tldextract
 
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
 
 
 def _pct_fix(m: re.Match) -> str:
