@@ -3,7 +3,7 @@
 Other tools depend on these forms; change them only compatibly:
   dustonline --version
   dustonline learn INPUT... --rules-out RULES.jsonl|- [--state DIR] [--config FILE] [--format F] [--partitions N]
-  dustonline canonicalize --rules RULES.jsonl [INPUT]
+  dustonline canonicalize --rules RULES.jsonl [--engine python|re2] [INPUT]
   dustonline rules show RULES.jsonl
   dustonline explain --rules RULES.jsonl URL
   dustonline demo [--rules-out RULES.jsonl|-]
@@ -26,7 +26,7 @@ from pathlib import Path
 from . import __version__
 from .config import ConfigError, load_config
 from .console import progress_bar, tune_gc  # noqa: F401  (stream/cli.py uses both)
-from .rules.ruleset import RuleError, RuleSet, read_rules, write_rules
+from .rules.ruleset import ENGINES, RuleError, RuleSet, read_rules, write_rules
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--rules", metavar="RULES.jsonl", help="a rules file (dustonline learn --rules-out)")
     s.add_argument("input", nargs="?", default="-", metavar="INPUT", help="URLs, one per line (default: stdin)")
+    s.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="python",
+        help="what applies the rules' contexts: Python's re (default) or RE2 (the re2 extra); the same keys",
+    )
     s.set_defaults(func=cmd_canonicalize, rule_source=None)
     rule_sources = {"canonicalize": src}
 
@@ -310,12 +316,19 @@ def write_rules_out(dest: str, rules) -> int:
 def cmd_canonicalize(args) -> int:
     from .events.event import BadEvent, check_url
 
+    try:
+        RuleSet(engine=args.engine)  # a missing engine is said before any rule is read
+    except ImportError as e:
+        print(f"dustonline: {e}", file=sys.stderr)
+        return 2
     if args.rule_source is not None:  # registered by a plugin (canonicalize --from-topic)
         rs = args.rule_source(args)
         if rs is None:
             return 1
+        if args.engine != rs.engine:
+            rs = RuleSet(rs.rules(), engine=args.engine)
     else:
-        rs = RuleSet.load(args.rules)
+        rs = RuleSet.load(args.rules, engine=args.engine)
     src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="replace")
     out = sys.stdout
     warned = 0

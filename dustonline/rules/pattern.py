@@ -542,3 +542,52 @@ def admitted(context: str) -> bool:
     except PatternError:
         return False
     return True
+
+
+# ---------------------------------------------------------------- RE2
+def to_re2(parsed: Parsed) -> str:
+    """The context in RE2's syntax, written from the parsed tree, so RE2 matches exactly
+    what the grammar says: every class as explicit code-point ranges (RE2's ``\\s`` lacks
+    ``\\v``, which Python's ASCII ``\\s`` and Java's include), groups numbered as in the
+    context, lazy repeats kept. Anchors are left out: both engines full-match."""
+    return _re2(parsed.root)
+
+
+def _re2_cp(c: int) -> str:
+    return chr(c) if chr(c).isalnum() and c < 128 else f"\\x{{{c:x}}}"
+
+
+def _re2(node) -> str:
+    if isinstance(node, Chars):
+        # surrogates cannot occur in UTF-8 text, and RE2 refuses them in a class
+        ivs = [(lo, hi) for lo, hi in _cut_surrogates(node.ivs)]
+        if len(ivs) == 1 and ivs[0][0] == ivs[0][1]:
+            return _re2_cp(ivs[0][0])
+        return "[" + "".join(_re2_cp(lo) if lo == hi else f"{_re2_cp(lo)}-{_re2_cp(hi)}" for lo, hi in ivs) + "]"
+    if isinstance(node, Seq):
+        return "".join(_re2(i) for i in node.items)
+    if isinstance(node, Alt):
+        return "(?:" + "|".join(_re2(b) for b in node.branches) + ")"
+    if isinstance(node, Group):
+        return ("(" if node.index is not None else "(?:") + _re2(node.node) + ")"
+    assert isinstance(node, Repeat)
+    q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((node.lo, node.hi))
+    if q is None:
+        q = f"{{{node.lo}}}" if node.lo == node.hi else f"{{{node.lo},{node.hi}}}"
+    inner = _re2(node.node)
+    if not isinstance(node.node, (Chars, Group)):
+        inner = "(?:" + inner + ")"
+    return inner + q + ("?" if node.lazy else "")
+
+
+def _cut_surrogates(ivs) -> list[tuple[int, int]]:
+    out = []
+    for lo, hi in ivs:
+        if lo < 0xD800 <= hi or lo <= 0xDFFF < hi or 0xD800 <= lo <= hi <= 0xDFFF:
+            if lo < 0xD800:
+                out.append((lo, 0xD7FF))
+            if hi > 0xDFFF:
+                out.append((0xE000, hi))
+        else:
+            out.append((lo, hi))
+    return out

@@ -28,7 +28,7 @@ from typing import IO
 import msgspec
 
 from .params import drop_params, query_pairs, to_https
-from .pattern import PatternError
+from .pattern import PatternError, to_re2
 from .pattern import check as check_pattern
 from .urls import host_of, light_normalize, site_of_host
 
@@ -56,9 +56,14 @@ class Rule(msgspec.Struct, kw_only=True):
     # with this scheme (only "https") before rewrite rules apply; left out when unset
     canonical_scheme: str | msgspec.UnsetType = msgspec.UNSET
 
-    def compile(self, check: bool = False) -> CompiledRule:
-        """``check``: refuse what docs/formats.md does not admit (rules from outside)."""
-        return CompiledRule(self, check)
+    def compile(self, check: bool = False, engine: str = "python") -> CompiledRule:
+        """``check``: refuse what docs/formats.md does not admit (rules from outside).
+        ``engine``: what applies the context, ``python`` (``re``) or ``re2`` (RE2CompiledRule)."""
+        if engine == "python":
+            return CompiledRule(self, check)
+        if engine == "re2":
+            return RE2CompiledRule(self, check)
+        raise ValueError(f"unknown engine {engine!r}, choose from {', '.join(ENGINES)}")
 
 
 class RuleError(ValueError):
@@ -123,6 +128,57 @@ class CompiledRule:
         if m is None:
             return None
         return self._fmt % self._pick(m.groups(""))
+
+
+#: what may apply rule contexts: Python's ``re`` (always there) and RE2 (``dustonline[re2]``)
+ENGINES = ("python", "re2")
+
+
+def _re2_engine():
+    """google-re2's compiled-regex class and its both-ends anchor, or an ImportError
+    that names the extra to install."""
+    try:
+        from re2 import Options, _re2
+    except ImportError:
+        raise ImportError("engine 're2' needs google-re2: pip install 'dustonline[re2]'") from None
+    return _re2.RE2, _re2.RE2.Anchor.ANCHOR_BOTH, Options
+
+
+class RE2CompiledRule(CompiledRule):
+    """A rule whose context RE2 full-matches (``RuleSet(rules, engine="re2")``): linear
+    time by construction, whatever the check admitted. RE2 is given the context as the
+    grammar's parser read it (``pattern.to_re2``), so both engines agree on every URL:
+    RE2 picks the same groups as a backtracking engine (leftmost-first submatches, full
+    match over the whole text), and an unmatched group gives "" in both. The pybind
+    class is called directly: ``re2.compile(...).fullmatch`` costs about 3x more per call
+    in its Python wrapper (str offsets recomputed for every match)."""
+
+    __slots__ = ("_match", "_both")
+
+    def __init__(self, rule: Rule, check: bool = False):
+        super().__init__(rule, check)
+        RE2, self._both, Options = _re2_engine()
+        try:
+            parsed = check_pattern(rule.context)  # cached: RuleSet has just checked it
+        except PatternError as e:
+            raise RuleError(f"rule {rule.id}: context refused: {e}", "unsafe-context", rule.id) from None
+        rx = RE2(to_re2(parsed).encode(), Options())
+        if not rx.ok():  # beyond RE2's memory bound (8 MiB a pattern): not applied, as refused
+            raise RuleError(f"rule {rule.id}: RE2 refuses the context: {rx.error()}", "re2-refused", rule.id)
+        self._match = rx.Match
+
+    def apply(self, url: str) -> str | None:
+        try:
+            b = url.encode()
+        except UnicodeEncodeError:  # lone surrogates (no UTF-8 text holds them): the checked re
+            return super().apply(url)
+        spans = self._match(self._both, b, 0, len(b))
+        if spans[0][0] < 0:
+            return None
+        if len(b) == len(url):  # ASCII, most URLs: byte offsets are character offsets
+            return self._fmt % self._pick(tuple("" if i < 0 else url[i:j] for i, j in spans[1:]))
+        # RE2 reads UTF-8 code points: every span starts and ends on a character
+        return self._fmt % self._pick(tuple("" if i < 0 else b[i:j].decode() for i, j in spans[1:]))
 
 
 def _admit(rule: Rule) -> None:
@@ -268,9 +324,16 @@ def decide(url: str, rules) -> tuple[CompiledRule | None, str]:
 class RuleSet:
     """Active rules indexed by host, so a URL is tried only against its host's rules."""
 
-    def __init__(self, rules: Iterable[Rule] = ()):
+    def __init__(self, rules: Iterable[Rule] = (), engine: str = "python"):
         """Rules outside the admitted grammar are left out, counted in ``refused`` (by
-        reason) and listed in ``refused_rules`` (id, reason)."""
+        reason) and listed in ``refused_rules`` (id, reason). ``engine`` applies the
+        contexts: ``python`` (``re``) or ``re2`` (google-re2, the ``re2`` extra; the
+        same keys, ImportError naming the extra when it is not installed)."""
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}, choose from {', '.join(ENGINES)}")
+        if engine == "re2":
+            _re2_engine()  # missing: say so now, not at the first rule
+        self.engine = engine
         self._by_id: dict[str, CompiledRule] = {}
         self.refused: dict[str, int] = {}
         self.refused_rules: list[tuple[str, str]] = []
@@ -281,7 +344,7 @@ class RuleSet:
         for r in rules:
             if r.status == ACTIVE:
                 try:
-                    self._by_id[r.id] = r.compile(check=True)
+                    self._by_id[r.id] = r.compile(check=True, engine=engine)
                 except RuleError as e:
                     self._refuse(e)
         self._index()
@@ -320,16 +383,16 @@ class RuleSet:
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
-    def load(cls, path: str | Path) -> RuleSet:
+    def load(cls, path: str | Path, engine: str = "python") -> RuleSet:
         """A rules file. A refused rule is skipped with a warning naming file:line, the
         rule id and the reason, and counted (``refused``); the rest load (a malformed
         line still ends the load: the file is not a rules file)."""
-        rs = cls()
+        rs = cls(engine=engine)
         for n, r in _numbered(path):
             if r.status != ACTIVE:
                 continue
             try:
-                rs._by_id[r.id] = r.compile(check=True)
+                rs._by_id[r.id] = r.compile(check=True, engine=engine)
             except RuleError as e:
                 rs._refuse(RuleError(f"{path}:{n}: {e}", e.reason, e.rule_id))
         rs._index()
@@ -353,7 +416,7 @@ class RuleSet:
         if cur is not None and cur.rule.version >= rule.version:
             return False
         if rule.status == ACTIVE:
-            self._by_id[rule.id] = rule.compile(check=True)  # RuleError: the set is unchanged
+            self._by_id[rule.id] = rule.compile(check=True, engine=self.engine)  # RuleError: the set is unchanged
         elif cur is None:
             return False
         else:
