@@ -79,7 +79,12 @@ def rules_from_topic(args):
             _not_read(live.topic, cfg, args.timeout)
             return None
         rs = live.rules
-    print(f"dustonline: {len(rs.rules())} active rules from {cfg.kafka.rules_topic}", file=sys.stderr)
+    refused = live.refused
+    print(
+        f"dustonline: {len(rs.rules())} active rules from {cfg.kafka.rules_topic}"
+        + (f"; {sum(refused.values())} records refused {refused}" if refused else ""),
+        file=sys.stderr,
+    )
     return rs
 
 

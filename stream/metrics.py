@@ -6,12 +6,16 @@ events and rejected events by reason (rates in PromQL), lag per partition, clust
 URLs and active rules per partition, rule changes by status, checkpoint time, and the
 time spent learning: its rate is the worker's utilization (near 1: it is the
 bottleneck, add partitions and workers; well below 1 with lag growing: it waits for
-input, look at fetching).
+input, look at fetching). The worker reads no rules (its learner publishes only
+contexts that rules/pattern.py admits), so rules refused are counted where rules are
+read: a crawler's ``RuleSubscriber``, exported by ``SubscriberCollector``.
 """
 
 from __future__ import annotations
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 
 class WorkerMetrics:
@@ -57,6 +61,52 @@ class WorkerMetrics:
         self.urls.labels(partition=p).set(summary.get("urls", 0))
         self.active_rules.labels(partition=p).set(summary.get("active_rules", 0))
         self.candidates.labels(partition=p).set(summary.get("candidates", 0))
+
+
+class SubscriberCollector(Collector):
+    """A crawler's ``RuleSubscriber`` on its Prometheus registry: read from the subscriber
+    at each scrape (its counts are the truth; nothing is counted twice), so the crawler
+    exposes it with its own metrics (``prometheus_client.start_http_server``). Alert on
+    ``dustonline_rules_refused_total`` growing (someone publishes rules no crawler may
+    apply) and on ``dustonline_rules_subscriber_up == 0``."""
+
+    def __init__(self, subscriber, registry: CollectorRegistry | None = REGISTRY):
+        self.sub = subscriber
+        if registry is not None:
+            registry.register(self)
+
+    def collect(self):
+        h = self.sub.health()
+        refused = CounterMetricFamily(
+            "dustonline_rules_refused", "rules-topic records refused (skipped), by reason", labels=["reason"]
+        )
+        for reason, n in sorted(h["refused"].items()):
+            refused.add_metric([reason], n)
+        yield refused
+        offset = GaugeMetricFamily(
+            "dustonline_rules_last_offset",
+            "offset of the last rules-topic record applied (or refused)",
+            labels=["partition"],
+        )
+        for p, off in sorted(h["last_offsets"].items()):
+            offset.add_metric([str(p)], off)
+        yield offset
+        if h["last_record_at"] is not None:
+            yield GaugeMetricFamily(
+                "dustonline_rules_last_record_timestamp_seconds",
+                "when the last rules-topic record was read",
+                value=h["last_record_at"],
+            )
+        yield GaugeMetricFamily("dustonline_rules_active", "active rules the crawler applies", value=h["active_rules"])
+        yield GaugeMetricFamily(
+            "dustonline_rules_current", "1 once the rules topic was read to its end", value=int(h["current"])
+        )
+        yield GaugeMetricFamily(
+            "dustonline_rules_subscriber_up", "1 while the subscriber's thread runs", value=int(h["alive"])
+        )
+        yield CounterMetricFamily(
+            "dustonline_rules_broker_errors", "broker errors the subscriber survived", value=h["broker_errors"]
+        )
 
 
 def expose(app, faust_sensor: bool = False) -> None:

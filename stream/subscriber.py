@@ -6,7 +6,10 @@ swaps in a new ``RuleSet`` after each batch: one reference assignment, so a craw
 calling ``canonicalize`` sees the old set or the new one, never half of each. A snapshot
 file (a rules file) lets a crawler start canonicalizing before it has read the topic; the
 topic then brings it current. Broker outages are retried with the last offsets, so the
-rule set stays usable (if stale) while the broker is away.
+rule set stays usable (if stale) while the broker is away. A record that is not an
+admitted rule is skipped, logged with its offset and counted by reason (``refused``);
+``health()`` says how far the topic was applied, and ``dustonline_stream.metrics.
+SubscriberCollector`` exports the same on a Prometheus registry.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class RuleSubscriber:
         self._thread: threading.Thread | None = None
         self.rejected = 0  # messages that were not rule records
         self.errors = 0  # broker errors survived
+        self._failed = 0  # records that raised something other than RuleError
+        self._last_record: float | None = None  # time.time() of the last record read
 
     # ------------------------------------------------------------ crawler API
     @property
@@ -66,8 +71,32 @@ class RuleSubscriber:
     @property
     def refused(self) -> dict[str, int]:
         """Records refused so far, by reason (``RuleError.reason``: unsafe-context,
-        foreign-host, not-a-rule, bad-key, ...)."""
-        return dict(self._book.refused)
+        foreign-host, not-a-rule, bad-key, ...; ``error`` for any other failure)."""
+        out = dict(self._book.refused)
+        if self._failed:
+            out["error"] = out.get("error", 0) + self._failed
+        return out
+
+    @property
+    def last_offsets(self) -> dict[int, int]:
+        """Per partition, the offset of the last record read and applied (or refused)."""
+        return {p: nxt - 1 for p, nxt in self._offsets.items()}
+
+    def health(self) -> dict:
+        """What an operator checks: the thread alive, the topic read to its end once,
+        the last offset applied per partition and when, records refused by reason,
+        broker errors survived, and the active rules served."""
+        refused = self.refused
+        return {
+            "alive": self._thread is not None and self._thread.is_alive(),
+            "current": self._current.is_set(),
+            "last_offsets": self.last_offsets,
+            "last_record_at": self._last_record,
+            "refused": refused,
+            "refused_total": sum(refused.values()),
+            "broker_errors": self.errors,
+            "active_rules": len(self._rules),
+        }
 
     def save_snapshot(self, path: str | Path) -> int:
         return write_rules(path, self._book.rules())
@@ -151,11 +180,13 @@ class RuleSubscriber:
                         changed |= self._book.apply(rec.key, rec.value)
                     except RuleError as e:
                         self.rejected += 1
-                        log.warning("rules topic offset %s: %s", rec.offset, e)
+                        log.warning("rules topic offset %s: refused (%s): %s", rec.offset, e.reason, e)
                     except Exception as e:  # noqa: BLE001 -- no record may end the thread (crawlers would keep stale rules)
                         self.rejected += 1
+                        self._failed += 1
                         log.warning("rules topic offset %s: refused (%s: %s)", rec.offset, type(e).__name__, e)
                     self._offsets[tp.partition] = rec.offset + 1
+                    self._last_record = time.time()
             if changed:
                 self._rules = self._book.ruleset()  # the atomic swap
             if not self._current.is_set():

@@ -339,3 +339,127 @@ def test_page_publisher_raises_when_the_broker_refuses_the_events(kafka_broker):
         prod.close(timeout=5)
     except KafkaError:  # kafka-python may still hold a refused batch it split to retry
         pass
+
+
+def _with(rule, **changes):
+    return rule.__class__(**{**{f: getattr(rule, f) for f in rule.__struct_fields__}, **changes})
+
+
+HANGS = "http://a.com/" + "a" * 40 + "!"  # (a+)+ on this: about 5.4 s at 26 a's, x4.5 per two more
+
+
+def _publish_good_and_bad(prod, cfg, good):
+    """``good`` published in order with the issue's bad records between them (the
+    catastrophic, unportable and foreign-host rules, records the regex compiler or the key
+    decoder gave up on, garbage) on a rules topic made as the worker makes it (compacted,
+    one partition): the refusals expected by reason, and the last offset."""
+    from dustonline_stream.admin import ensure_topics
+
+    assert ensure_topics(cfg)[cfg.kafka.rules_topic] == 1
+    topic = cfg.kafka.rules_topic
+    host = good[0].hosts[0]
+    bad = [
+        _with(good[0], id="r-hang", hosts=["a.com"], context=r"^http://a\.com/(a+)+$", transformation="http://a.com/"),
+        _with(
+            good[0], id="r-backref", hosts=["a.com"], context=r"^http://a\.com/(a)\1$", transformation="http://a.com/"
+        ),
+        _with(
+            good[0], id="r-ahead", hosts=["a.com"], context=r"^http://a\.com/(?=a)(a+)$", transformation="http://a.com/"
+        ),
+        _with(good[0], id="r-evil", hosts=[host], context=r"^(.*)$", transformation="http://evil.example/x"),
+        _with(good[0], id="r-deep", context="(" * 3000 + "a" + ")" * 3000),
+        _with(good[0], id="r-count", context=r"^x{4294967296}$"),
+        _with(good[0], version=good[0].version + 1, context=r"^(.*a){20}$"),  # a good id's next version
+    ]
+    expected = {"unsafe-context": 6, "foreign-host": 1, "bad-key": 1, "not-a-rule": 1}
+    records = [(b.id.encode(), encode_rule(b)) for b in bad] + [(b"\xff\xfe", None), (b"r-junk", b"\x00\xffnot json")]
+    last = None
+    for i, r in enumerate(good):
+        last = prod.send(topic, key=r.id.encode(), value=encode_rule(r))
+        if i < len(records):
+            key, value = records[i]
+            last = prod.send(topic, key=key, value=value)
+    assert len(good) > len(records)  # good rules after the last bad one too
+    prod.flush()
+    return expected, last.get(timeout=30).offset
+
+
+def test_subscriber_refuses_bad_rules_through_the_broker_and_applies_the_later_good_ones(kafka_broker, learned):
+    """Issue 17: each bad record is skipped and counted by reason, the thread goes on,
+    the rules published after them apply, the topic is read to its end in seconds, and
+    health and the Prometheus collector say so."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from dustonline_stream.metrics import SubscriberCollector
+
+    _, final, urls = learned
+    good = final.rules()
+    cfg = cfg_for(kafka_broker)
+    prod = _producer(kafka_broker)
+    t0 = time.monotonic()
+    expected, last = _publish_good_and_bad(prod, cfg, good)
+    with RuleSubscriber(cfg) as sub:
+        assert sub.wait_until_current(30)
+        took = time.monotonic() - t0
+        assert sub.refused == expected
+        assert sorted((r.id, r.version) for r in sub.rules.rules()) == sorted((r.id, r.version) for r in good)
+        assert [u for u in urls[:3000] if sub.canonicalize(u) != final.canonicalize(u)] == []
+        t = time.perf_counter()
+        assert sub.canonicalize(HANGS) == HANGS
+        assert time.perf_counter() - t < 0.05
+        h = sub.health()
+        assert h["alive"] and h["current"] and h["last_offsets"] == {0: last}
+        assert h["refused_total"] == sum(expected.values()) and h["active_rules"] == len(good)
+        registry = CollectorRegistry()
+        SubscriberCollector(sub, registry)
+        text = generate_latest(registry).decode()
+        for reason, n in expected.items():
+            assert f'dustonline_rules_refused_total{{reason="{reason}"}} {float(n)}' in text
+        assert f'dustonline_rules_last_offset{{partition="0"}} {float(last)}' in text
+        assert "dustonline_rules_subscriber_up 1.0" in text and f"dustonline_rules_active {float(len(good))}" in text
+        # and live, after it is current: a bad record, then a good one, within a poll or two
+        prod.send(
+            cfg.kafka.rules_topic, key=b"r-hang2", value=encode_rule(_with(good[0], id="r-hang2", context=r"^(a|a)*b$"))
+        )
+        later = _with(good[0], id="r-later", version=1)
+        publish_rules(prod, cfg.kafka.rules_topic, [later])
+        prod.flush()
+        deadline = time.time() + 10
+        while "r-later" not in sub.rules and time.time() < deadline:
+            time.sleep(0.05)
+        assert "r-later" in sub.rules and sub.refused["unsafe-context"] == expected["unsafe-context"] + 1
+        assert sub.health()["last_offsets"] == {0: last + 2}
+    assert took < 20, f"{took:.1f} s to read {len(good)} rules and {sum(expected.values())} bad records"
+
+
+@pytest.mark.parametrize("engine", ["python", "re2"])
+def test_cli_canonicalize_from_topic_skips_bad_rules_and_does_not_hang(kafka_broker, learned, tmp_path, engine):
+    import subprocess
+    import sys
+
+    import yaml
+
+    _, final, urls = learned
+    cfg = cfg_for(kafka_broker)
+    prod = _producer(kafka_broker)
+    expected, _ = _publish_good_and_bad(prod, cfg, final.rules())
+    conf = tmp_path / "svc.yaml"
+    conf.write_text(
+        yaml.safe_dump({"kafka": {"bootstrap_servers": kafka_broker, "rules_topic": cfg.kafka.rules_topic}})
+    )
+    some = list(dict.fromkeys(urls))[:2000] + [HANGS]
+    src = tmp_path / "urls.txt"
+    src.write_text("\n".join(some) + "\n")
+    t = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-m", "dustonline", "canonicalize", "--from-topic", "--config", str(conf)]
+        + ["--engine", engine, str(src)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    took = time.monotonic() - t
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [final.canonicalize(u) for u in some]
+    assert f"{sum(expected.values())} records refused" in r.stderr
+    assert took < 30, f"{took:.1f} s"
