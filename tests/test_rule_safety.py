@@ -91,11 +91,11 @@ def test_every_context_the_learner_writes_on_the_sample_is_admitted(tmp_path):
 _atoms = st.sampled_from(["a", "b", "/", r"\.", "[a-z]", "[^/]", "[0-9]", ".", "[ab]"])
 
 
-def _pattern(depth=2):
-    leaf = st.builds(lambda a, q: a + q, _atoms, st.sampled_from(["", "", "?", "*", "+", "+?", "{1,3}"]))
+def _pattern(depth=2, atoms=_atoms):
+    leaf = st.builds(lambda a, q: a + q, atoms, st.sampled_from(["", "", "?", "*", "+", "+?", "{1,3}"]))
     if depth == 0:
         return leaf
-    inner = st.lists(_pattern(depth - 1), min_size=1, max_size=3).map("".join)
+    inner = st.lists(_pattern(depth - 1, atoms), min_size=1, max_size=3).map("".join)
     group = st.builds(
         lambda bs, cap, q: ("(" if cap else "(?:") + "|".join(bs) + ")" + q,
         st.lists(inner, min_size=1, max_size=3),
@@ -150,3 +150,27 @@ def test_canonicalize_never_raises(url):
     rs = RuleSet([rule(r"^http://a\.com/x/([0-9]+)$"), rule(r"^https?://a\.com/(.*?)\?ref=[a-z]+$", "http://a.com/$1")])
     assert isinstance(rs.canonicalize(url), str)
     assert isinstance(rs.canonicalize("http://a.com/" + url), str)
+
+
+_re2_atoms = st.sampled_from(["a", "b", "/", r"\.", "[a-z]", "[^/]", ".", r"\s", r"\S", r"\w", r"[^a\s]", "\u00e9"])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_pattern(atoms=_re2_atoms), min_size=1, max_size=5).map("".join),
+    st.lists(st.text(alphabet="ab/.0x\x0b\n\u00e9", max_size=16), min_size=1, max_size=8),
+)
+def test_re2_takes_the_groups_python_takes_on_generated_patterns(body, tails):
+    """engine="re2" must not change a key: whatever admitted context the generator makes
+    (alternatives, lazy and counted repeats, optional groups), RE2 matches the same URLs
+    and picks the same text for every group as Python's backtracking re."""
+    ctx = r"^http://a\.com/" + body + "$"
+    try:
+        groups = check(ctx).groups
+    except PatternError:
+        return
+    r = rule(ctx, "http://a.com/" + "|".join(f"${i}" for i in range(1, groups + 1)))
+    py, re2 = r.compile(check=True), r.compile(check=True, engine="re2")
+    for tail in tails:
+        url = "http://a.com/" + tail
+        assert re2.apply(url) == py.apply(url), (ctx, url)
