@@ -129,3 +129,11 @@ def partition_db(table, partition: int):
     """The local store of one partition of a RocksDB-backed Faust table: a rocksdict
     ``Rdict`` in raw mode, opened on first use."""
     return table.data._db_for_partition(partition)
+
+
+def topic_partitions(app, topic: str) -> int | None:
+    """The partition count of ``topic`` from the consumer's metadata (None: not known)."""
+    try:
+        return app.consumer.topic_partitions(topic)
+    except Exception:  # noqa: BLE001 -- another Faust, or no metadata yet
+        return None

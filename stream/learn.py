@@ -11,16 +11,18 @@ duplicates. Rejected events go to the dead-letter topic with the reason.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
 from dustonline.config import Config
 from dustonline.events.event import BadEvent
 from dustonline.events.readers import parse_message
+from dustonline.events.routing import partition_for, site_key
 from dustonline.learner.online import OnlineLearner
 from dustonline.state.store import Store
 
-from . import topics
+from . import faust_compat, topics
 from .checkpoint import Checkpoints
 from .metrics import WorkerMetrics
 from .outputs import Outputs
@@ -74,11 +76,14 @@ class LearnAgent:
         self.assigned: set[int] = set()
         self.stream = None
         self.checkpoints = Checkpoints(app, table, self.parts, outputs, metrics)
+        self.npart: int | None = None  # pages partitions, for the routing check
+        self._misrouted_seen: set[int] = set()
 
     # ------------------------------------------------------------ partitions
     def assign(self, assigned) -> None:
         self.assigned |= {tp.partition for tp in assigned if tp.topic == self.K.pages_topic}
         self.metrics.partitions.set(len(self.assigned))
+        self.npart = faust_compat.topic_partitions(self.app, self.K.pages_topic)
         log.info("pages partitions assigned here: %s", sorted(self.assigned))
 
     def revoke(self, revoked) -> None:
@@ -90,6 +95,7 @@ class LearnAgent:
                 ps = self.parts.pop(tp.partition, None)
                 if ps is not None:
                     ps.backend.close()
+                self.metrics.forget_partition(tp.partition)
         self.metrics.partitions.set(len(self.assigned))
 
     def _open(self, p: int) -> Partition:
@@ -171,9 +177,26 @@ class LearnAgent:
         except BadEvent as e:
             self.outputs.dead_letter(msg, e.reason, e.detail, value, line)
             return
+        if self.npart and _route(ev.url, self.npart) != ps.p:
+            self._misrouted(ps.p, msg, ev.url)
         changes = ps.learner.learn_one(ev)
         if changes:
             self.outputs.partials(self.partials_topic, ps.p, changes)
+
+    def _misrouted(self, p: int, msg, url: str) -> None:
+        """Learned all the same (it is a fetch), but its site's evidence is split across
+        partitions and learns less: counted, and said once per partition."""
+        self.metrics.misrouted.labels(partition=str(p)).inc()
+        if p not in self._misrouted_seen:
+            self._misrouted_seen.add(p)
+            log.warning(
+                "partition %d: event for %s (message key %r) belongs on partition %d: the producer must key "
+                "by registered domain and partition by murmur2 (docs/service.md, producers)",
+                p,
+                url,
+                msg.key,
+                _route(url, self.npart or 1),
+            )
 
     # ------------------------------------------------------------ timers
     async def idle(self, app) -> None:
@@ -230,3 +253,13 @@ class LearnAgent:
             }
             for p, ps in sorted(self.parts.items())
         }
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _route_site(key: bytes, partitions: int) -> int:
+    return partition_for(key, partitions)
+
+
+def _route(url: str, partitions: int) -> int:
+    """The partition the event's site key goes to with Kafka's default partitioner."""
+    return _route_site(site_key(url), partitions)

@@ -13,7 +13,7 @@ read: a crawler's ``RuleSubscriber``, exported by ``SubscriberCollector``.
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -54,6 +54,25 @@ class WorkerMetrics:
         self.urls = Gauge("dustonline_urls", "URLs in the window", ["partition"], registry=r)
         self.active_rules = Gauge("dustonline_active_rules", "active rules", ["partition"], registry=r)
         self.candidates = Gauge("dustonline_candidate_rules", "candidate rules", ["partition"], registry=r)
+        self.misrouted = Counter(
+            "dustonline_misrouted_events",
+            "events on a partition other than their site key's (a producer with another partitioner)",
+            ["partition"],
+            registry=r,
+        )
+        from dustonline import __version__
+
+        Info("dustonline_build", "the worker's version", registry=r).info({"version": __version__})
+
+    def forget_partition(self, partition: int) -> None:
+        """A revoked partition's gauges go: its new owner exports them, and a stale copy
+        here would be summed with theirs."""
+        p = str(partition)
+        for g in (self.lag, self.clusters, self.urls, self.active_rules, self.candidates):
+            try:
+                g.remove(p)
+            except KeyError:
+                pass  # never set here
 
     def set_learner(self, partition: int, summary: dict) -> None:
         p = str(partition)

@@ -335,3 +335,54 @@ def test_bad_input_goes_to_the_dead_letter_topic(kafka_broker, stream_data, tmp_
     ref = embedded(cfg, events, None)
     rules = subscribed_rules(cfg, ref.rules(), workers=[w])
     assert signature(rules.rules()) == signature(ref.rules())
+
+
+def _gauge_partitions(text: str, name: str) -> set[str]:
+    return {line.split('partition="')[1].split('"')[0] for line in text.splitlines() if line.startswith(name + "{")}
+
+
+def test_misrouted_events_are_counted_and_a_revoked_partition_leaves_the_gauges(
+    kafka_broker, stream_data, tmp_path, workers
+):
+    """A producer that partitions otherwise than murmur2 of the site key (librdkafka's
+    default) splits a site's evidence: the worker counts such events. A worker that
+    loses partitions to a new member stops exporting their gauges (sums over the group
+    would count them twice)."""
+    from dustonline.events.routing import partition_for, site_key
+    from dustonline_stream.admin import ensure_topics
+    from dustonline_stream.topics import page_key, page_value
+
+    _, events, _ = stream_data
+    cfg = service_config(kafka_broker, tmp_path, partitions=4)
+    c = load_config(cfg)
+    ensure_topics(c)
+    prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
+    wrong = 0
+    sent = events[:4000]
+    for i, ev in enumerate(sent):
+        p = partition_for(site_key(ev.url), 4)
+        if i % 100 == 0:  # as a producer with another partitioner would
+            p, wrong = (p + 1) % 4, wrong + 1
+        prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev), partition=p)
+    prod.flush()
+    prod.close()
+    a = workers(cfg, "a")
+    wait_until(learned_all([a], 4, len(sent)), 180, "the worker to learn the events", [a])
+    text = a.get("/metrics")
+    got = sum(
+        float(line.split()[-1]) for line in text.splitlines() if line.startswith("dustonline_misrouted_events_total{")
+    )
+    assert got == wrong
+    assert 'dustonline_build_info{version="' in text
+    assert _gauge_partitions(text, "dustonline_urls") == {"0", "1", "2", "3"}
+    b = workers(cfg, "b")
+
+    def split():
+        sa, sb = a.state(), b.state()
+        return bool(sa and sb and sa["assigned"] and sb["assigned"])
+
+    wait_until(split, 180, "the second worker to take partitions over", [a, b])
+    mine = {str(p) for p in a.state()["assigned"]}
+    assert len(mine) < 4
+    for name in ("dustonline_urls", "dustonline_clusters", "dustonline_lag_events", "dustonline_active_rules"):
+        assert _gauge_partitions(a.get("/metrics"), name) <= mine, name
