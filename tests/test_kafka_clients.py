@@ -134,11 +134,13 @@ def test_replay_keys_by_site_and_dead_letters_bad_lines(kafka_broker, tmp_path):
     lines = [json.dumps(e) for e in good]
     lines.insert(10, "{not json")
     lines.insert(20, json.dumps({"url": "ftp://x.org/f", "ts": 1.7e9}))
+    lines.insert(30, "")  # a blank line: read, and skipped as no fetch
     src.write_text("\n".join(lines) + "\n")
     cfg = cfg_for(kafka_broker)
     dead = tmp_path / "dead.jsonl"
     r = replay([str(src)], cfg, dead_letter=str(dead))
-    assert r["sent"] == 50 and r["rejected"] == 2
+    assert r["sent"] == 50 and r["rejected"] == 2 and r["skipped"] == 1
+    assert r["read"] == len(lines) == r["sent"] + r["rejected"] + r["skipped"]  # every record accounted for
     reasons = sorted(json.loads(line)["reason"] for line in dead.read_text().splitlines())
     assert reasons == ["bad-json", "not-http"]
     c = KafkaConsumer(
