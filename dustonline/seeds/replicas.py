@@ -339,6 +339,28 @@ def rule_id(hosts: list[str], context: str, transformation: str) -> str:
     return "r-%012x" % (mmh3.hash64(key, signed=False)[0] >> 16)
 
 
+def _not_under(inner: list[str]) -> str:
+    """A path (``/...``) under none of the ``inner`` prefixes (each ``/a`` or ``/a/b``):
+    those have rules of their own. Spelled as a trie of alternatives, not a lookahead,
+    which the portable rule grammar leaves out (docs/formats.md); each branch starts with
+    a character the others cannot take, so matching stays linear."""
+    trie: dict = {}
+    for word in inner:
+        node = trie
+        for ch in word[1:] + "/":  # the path's own leading "/" is matched before
+            node = node.setdefault(ch, {})
+        node[None] = True  # a whole prefix and its "/": excluded
+
+    def alt(node: dict) -> str:
+        kids = sorted(k for k in node if k is not None)
+        branches = [""]  # the path may end here
+        branches.append("[^" + "".join(escape(k) for k in kids) + "].*" if kids else ".+")
+        branches += [escape(k) + alt(node[k]) for k in kids if None not in node[k]]
+        return "(?:" + "|".join(branches) + ")"
+
+    return "/" + alt(trie) if inner else "/.*"
+
+
 def fit(events: list[FetchEvent], config: Config | None = None, params: ReplicaParams | None = None) -> list[Rule]:
     """The batch-learner contract (learners.py): rules mapping every mirror to its canonical replica."""
     pg = _Pages(list(events), config or Config().check())
@@ -361,8 +383,7 @@ def fit(events: list[FetchEvent], config: Config | None = None, params: ReplicaP
         if (chost, cprefix) not in pg_schemes:
             pg_schemes[chost, cprefix] = _scheme_of(pg, (chost, cprefix))
         inner = sorted({p[len(prefix) :] for p in nested[host] if p != prefix and _under(p, prefix) and p})
-        guard = "(?!(?:" + "|".join(escape(x) for x in inner) + ")/)" if inner else ""
-        context = "^https?://" + escape(host) + escape(prefix) + guard + "(/.*)$"
+        context = "^https?://" + escape(host) + escape(prefix) + "(" + _not_under(inner) + ")$"
         transformation = f"{pg_schemes[chost, cprefix]}://" + escape_repl(chost + cprefix) + "$1"
         rules.append(
             Rule(
