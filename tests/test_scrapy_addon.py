@@ -231,11 +231,18 @@ def test_the_baseline_crawl_sees_the_sites_dust(learned):
     assert len(rules.read_text().splitlines()) >= 2  # the learner found DUST to learn
 
 
-def test_the_addon_fetches_fewer_urls_and_misses_no_page(site, learned, capsys):
+@pytest.fixture(scope="module")
+def with_rules(site, learned) -> Crawl:
+    """The same crawl with the add-on and the learned rules file."""
+    root, base, rules = learned
+    return crawl(site, root / "addon", ADDON, f"DUSTONLINE_RULES={rules}")
+
+
+def test_the_addon_fetches_fewer_urls_and_misses_no_page(learned, with_rules, capsys):
     """With the rules the baseline taught, the same crawl downloads fewer URLs and still
     every page: the fingerprinter keys aliases alike, the dupe filter drops them."""
     root, base, rules = learned
-    dust = crawl(site, root / "addon", ADDON, f"DUSTONLINE_RULES={rules}")
+    dust = with_rules
     assert dust.contents == expected_contents()  # no page missed
     assert dust.fetches == len(dust.served) < base.fetches
     s = dust.stats
@@ -288,6 +295,31 @@ def test_a_paused_crawl_resumes_without_refetching_what_it_saw(site, learned, ca
         f"DUSTONLINE_SEEN_DIR={root / 'empty'}",
     )
     assert len((first2.contents & forgot.contents) - {home}) > 0
+
+
+def test_the_addon_follows_the_rules_topic(site, learned, with_rules, kafka_broker, tmp_path):
+    """``DUSTONLINE_RULES_TOPIC``: the same rules read from the rules topic on the real
+    broker (RuleSubscriber, through the entry point) give the crawl the file gave."""
+    import uuid
+
+    import yaml
+    from kafka import KafkaProducer
+
+    from dustonline.rules.ruleset import read_rules
+    from dustonline_stream.publish import publish_rules
+
+    root, base, rules = learned
+    topic = f"t{uuid.uuid4().hex[:8]}.rules"
+    producer = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
+    publish_rules(producer, topic, read_rules(rules))
+    producer.flush()
+    producer.close()
+    config = tmp_path / "kafka.yaml"
+    config.write_text(yaml.safe_dump({"kafka": {"bootstrap_servers": kafka_broker, "rules_topic": topic}}))
+    live = crawl(site, tmp_path / "topic", ADDON, "DUSTONLINE_RULES_TOPIC=True", f"DUSTONLINE_CONFIG={config}")
+    assert live.stats["dustonline/rules_loaded"] == len(rules.read_text().splitlines())
+    assert live.contents == expected_contents()
+    assert live.fetches == with_rules.fetches < base.fetches
 
 
 # ------------------------------------------------------------------ in process (no reactor)
