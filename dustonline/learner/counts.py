@@ -113,6 +113,9 @@ def _prefix(rec: CandRec) -> str:
 def _malformed(key: str, url: str) -> bool:
     """A key with an empty path segment its URL did not have ("/a//b" from dropping an
     optional segment): crawlers use keys as URLs, and such a URL is another resource."""
+    at = key.find("//")
+    if key.find("//", at + 2 if at >= 0 else 0) < 0:
+        return False  # no "//" past the scheme's: none in the path (most keys, quickly)
     return "//" in _path(key) and "//" not in _path(url)
 
 

@@ -47,10 +47,10 @@ def incumbent_keys(
         at = [i for i, _cr in rules].index(rid)
         r, before = rules[at][1], [cr for _i, cr in rules[:at]]
         for url, cid in urls_on(h).items():
-            if r.fullmatch(url) is None:
+            if r.apply(url) is None:  # apply, not fullmatch: a memo (memo.py) remembers it
                 continue
             for cr in before:
-                if cr.fullmatch(url) is not None:
+                if cr.apply(url) is not None:
                     break
             else:
                 mine.append((url, cid))

@@ -18,6 +18,7 @@ from .changes import RuleChanges
 from .counts import ValidationCounts
 from .generalize import Candidate
 from .hosturls import HostURLs
+from .memo import Memos
 from .records import CandRec, Stats, Target
 from .validation import refines
 
@@ -216,34 +217,39 @@ class Lifecycle:
             for url in self.host_urls.of(h):
                 yield url, h
 
-    def _refines(self, r1: str, r2: str) -> bool:
+    def _refines(self, r1: str, r2: str, memos: Memos) -> bool:
         c1 = self.book[r1]
-        return refines(c1.compiled, self.book[r2].compiled, self._validation_urls(c1.rec.hosts))
+        urls = self._validation_urls(c1.rec.hosts)
+        return refines(memos(c1.compiled), memos(self.book[r2].compiled), urls)
 
     def _preferred(self, a: str, b: str) -> bool:
         """Between rules of equal support: the more general (shorter context), then lower id."""
         ra, rb = self.book[a].rec, self.book[b].rec
         return (len(ra.context), a) < (len(rb.context), b)
 
-    def _redundant(self, rid: str) -> bool:
-        """Is ``rid`` refined by an active rule? Active rules it makes redundant are retired."""
+    def _redundant(self, rid: str, memos: Memos | None = None) -> bool:
+        """Is ``rid`` refined by an active rule? Active rules it makes redundant are retired.
+        Each refinement test reads every URL of the rules' hosts: ``memos`` applies each
+        rule once per URL for all of them."""
         book = self.book
+        memos = Memos() if memos is None else memos
         hosts = book[rid].rec.hosts
         others = sorted({o for h in hosts for o in book.on(h) if o != rid and book[o].rec.status == ACTIVE})
+        sup: dict[str, bool] = {}  # refines(o, rid), asked once: it is pure
         for o in others:
-            sub = self._refines(rid, o)
-            sup = self._refines(o, rid)
-            if sub and (not sup or not self._preferred(rid, o)):
-                return True
+            if self._refines(rid, o, memos):
+                s = sup[o] = self._refines(o, rid, memos)
+                if not s or not self._preferred(rid, o):
+                    return True
         for o in others:
-            if self._refines(o, rid):
+            if sup[o] if o in sup else self._refines(o, rid, memos):
                 self.publish(book[o].rec, REDUNDANT)
         return False
 
     def recheck_redundant(self, hosts) -> None:
         """A rule left the active set: rules it made redundant may be needed again."""
-        book = self.book
+        book, memos = self.book, Memos()
         for rid in sorted({o for h in hosts for o in book.on(h)}):
             rec = book[rid].rec
-            if rec.status == REDUNDANT and self.counts.valid(rec) and not self._redundant(rid):
+            if rec.status == REDUNDANT and self.counts.valid(rec) and not self._redundant(rid, memos):
                 self.publish(rec, ACTIVE)

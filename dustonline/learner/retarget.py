@@ -16,6 +16,7 @@ from .candidates import Cand, CandidateBook
 from .hosturls import HostURLs
 from .keycheck import incumbent_keys, set_gain
 from .lifecycle import Lifecycle, RetargetMarks
+from .memo import Memos
 from .records import Target
 
 
@@ -23,12 +24,12 @@ class Retargeter:
     def __init__(self, book: CandidateBook, host_urls: HostURLs, marks: RetargetMarks, lifecycle: Lifecycle):
         self.book, self.host_urls, self.marks, self.lifecycle = book, host_urls, marks, lifecycle
 
-    def _active(self, host: str) -> list[tuple[str, CompiledRule]]:
+    def _active(self, host: str, memos: Memos) -> list[tuple[str, CompiledRule]]:
         """The host's active rules as crawlers apply them there, in the order they try them."""
         book = self.book
         cands = [book[rid] for rid in book.on(host) if book[rid].rec.status == ACTIVE]
         cands.sort(key=lambda c: (-c.rec.pub[0], c.rec.id))  # type: ignore[index]
-        return [(c.rec.id, c.on(host)) for c in cands]
+        return [(c.rec.id, memos(c.on(host))) for c in cands]
 
     def run(self) -> None:
         """Re-target the rules a change of the active rules concerns, oldest first: each
@@ -42,11 +43,12 @@ class Retargeter:
         queue = [age_of(rid) for rid in ids]
         heapq.heapify(queue)
         applied: dict[str, list] = {}
+        memos = Memos()  # the run reads the same URLs with the same rules for many of them
 
         def applied_on(h: str) -> list:
             r = applied.get(h)
             if r is None:
-                r = applied[h] = self._active(h)
+                r = applied[h] = self._active(h, memos)
             return r
 
         while queue:
@@ -55,7 +57,7 @@ class Retargeter:
             rec = book[rid].rec
             if rec.status != ACTIVE or (queue and queue[0] == age):
                 continue
-            target = self._adoption(book[rid], applied_on)
+            target = self._adoption(book[rid], applied_on, memos)
             if target != rec.target:
                 for h in set(rec.hosts):
                     applied.pop(h, None)
@@ -68,10 +70,10 @@ class Retargeter:
                 for o in later:
                     heapq.heappush(queue, age_of(o))
 
-    def _adoption(self, cand: Cand, applied_on) -> Target | None:
+    def _adoption(self, cand: Cand, applied_on, memos: Memos) -> Target | None:
         """The rule re-targeted to the keys older active rules give the dup-clusters of
         the validation URLs it decides (keycheck.py); None when it keeps its own target."""
-        rid, r = cand.rec.id, cand.compiled
+        rid, r = cand.rec.id, memos(cand.compiled)
         age_of = self.marks.age
         age = age_of(rid)
 
