@@ -79,6 +79,8 @@ class Lifecycle:
     ):
         self.book, self.counts, self.host_urls = book, counts, host_urls
         self.marks, self.changes, self.clock, self.stats = marks, changes, clock, stats
+        # rule outputs for redundancy checks and re-targeting, as many as URLs held (memo.py)
+        self.memos = Memos(host_urls.cap)
 
     # ------------------------------------------------------------------ derivation
     def upsert(self, c: Candidate, sid: str) -> None:
@@ -232,7 +234,7 @@ class Lifecycle:
         Each refinement test reads every URL of the rules' hosts: ``memos`` applies each
         rule once per URL for all of them."""
         book = self.book
-        memos = Memos() if memos is None else memos
+        memos = self.memos.start() if memos is None else memos
         hosts = book[rid].rec.hosts
         others = sorted({o for h in hosts for o in book.on(h) if o != rid and book[o].rec.status == ACTIVE})
         sup: dict[str, bool] = {}  # refines(o, rid), asked once: it is pure
@@ -248,7 +250,7 @@ class Lifecycle:
 
     def recheck_redundant(self, hosts) -> None:
         """A rule left the active set: rules it made redundant may be needed again."""
-        book, memos = self.book, Memos()
+        book, memos = self.book, self.memos.start()
         for rid in sorted({o for h in hosts for o in book.on(h)}):
             rec = book[rid].rec
             if rec.status == REDUNDANT and self.counts.valid(rec) and not self._redundant(rid, memos):

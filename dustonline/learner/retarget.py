@@ -43,7 +43,7 @@ class Retargeter:
         queue = [age_of(rid) for rid in ids]
         heapq.heapify(queue)
         applied: dict[str, list] = {}
-        memos = Memos()  # the run reads the same URLs with the same rules for many of them
+        memos = self.lifecycle.memos.start()
 
         def applied_on(h: str) -> list:
             r = applied.get(h)
