@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from .ruleset import ACTIVE, CompiledRule, Rule, RuleError, RuleSet
+from .ruleset import ACTIVE, CompiledRule, Rule, RuleError, RuleSet, check_format
 
 _decode = msgspec.json.Decoder(Rule).decode
 
@@ -39,7 +39,9 @@ class RuleBook:
     def update(self, rule: Rule) -> bool:
         """Apply one record; True when it changed the active set or a version. A record
         outside the admitted grammar raises RuleError and changes nothing: the id keeps
-        the version held before."""
+        the version held before; so does a record of an unknown format version, retired
+        ones included (``check_format``)."""
+        check_format(rule)
         cur = self._rules.get(rule.id)
         if cur is not None and cur.version >= rule.version:
             return False

@@ -55,6 +55,10 @@ class Rule(msgspec.Struct, kw_only=True):
     # a scheme rule: on ``hosts``, http and https serve the same pages, and URLs are read
     # with this scheme (only "https") before rewrite rules apply; left out when unset
     canonical_scheme: str | msgspec.UnsetType = msgspec.UNSET
+    # the version of the record format (docs/rule.schema.json); absent means 1, and the
+    # writer leaves it out at 1 so rules files stay as they were. A reader refuses a record
+    # of a version it does not know (``check_format``): its fields may mean something else.
+    format: int | msgspec.UnsetType = msgspec.UNSET
 
     def compile(self, check: bool = False, engine: str = "python") -> CompiledRule:
         """``check``: refuse what docs/formats.md does not admit (rules from outside).
@@ -181,11 +185,29 @@ class RE2CompiledRule(CompiledRule):
         return self._fmt % self._pick(tuple("" if i < 0 else b[i:j].decode() for i, j in spans[1:]))
 
 
+#: the rule record formats this reader knows (``Rule.format``; absent is 1)
+FORMATS = (1,)
+
+
+def check_format(rule: Rule) -> None:
+    """RuleError (reason ``unknown-format``) for a record of a format version this reader
+    does not know: a later format may give a field another meaning, so the record is not
+    applied, whatever its status."""
+    if rule.format is not msgspec.UNSET and rule.format not in FORMATS:
+        raise RuleError(
+            f"rule {rule.id}: record format {rule.format} is not one this reader knows"
+            f" ({', '.join(map(str, FORMATS))})",
+            "unknown-format",
+            rule.id,
+        )
+
+
 def _admit(rule: Rule) -> None:
     """The trust boundary (docs/formats.md, "Context grammar"): a rule from a file or a
     topic must have a context of the admitted linear-time grammar, and a transformation
     whose literal host stays on the sites of the rule's hosts. Unchecked, the learner's
     own candidates compile as before."""
+    check_format(rule)
     if rule.drop_param or rule.canonical_scheme:
         return
     try:
@@ -342,11 +364,12 @@ class RuleSet:
         self._https: dict[str, Rule] = {}  # host -> its scheme rule
         self._pre: set[str] = set()
         for r in rules:
-            if r.status == ACTIVE:
-                try:
+            try:
+                check_format(r)
+                if r.status == ACTIVE:
                     self._by_id[r.id] = r.compile(check=True, engine=engine)
-                except RuleError as e:
-                    self._refuse(e)
+            except RuleError as e:
+                self._refuse(e)
         self._index()
 
     def _refuse(self, e: RuleError) -> None:
@@ -389,9 +412,10 @@ class RuleSet:
         line still ends the load: the file is not a rules file)."""
         rs = cls(engine=engine)
         for n, r in _numbered(path):
-            if r.status != ACTIVE:
-                continue
             try:
+                check_format(r)
+                if r.status != ACTIVE:
+                    continue
                 rs._by_id[r.id] = r.compile(check=True, engine=engine)
             except RuleError as e:
                 rs._refuse(RuleError(f"{path}:{n}: {e}", e.reason, e.rule_id))
@@ -412,6 +436,7 @@ class RuleSet:
 
     def upsert(self, rule: Rule) -> bool:
         """Apply one update record; stale versions are ignored. True when it changed the set."""
+        check_format(rule)  # RuleError: the set is unchanged
         cur = self._by_id.get(rule.id)
         if cur is not None and cur.rule.version >= rule.version:
             return False
