@@ -1,0 +1,151 @@
+package org.dustonline.rules;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One rule record (clients/conformance/rule.schema.json, docs/formats.md "Rules"). Read as
+ * Python reads it (msgspec): the four required fields must be there, every field must have
+ * its JSON type (an integer field takes no 1.5 and no 1e2), unknown fields are ignored.
+ */
+public final class Rule {
+    public static final String ACTIVE = "active";
+    public static final String RETIRED = "retired";
+    /** The record formats this reader knows; absent is 1. */
+    public static final Set<Long> FORMATS = Set.of(1L);
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public final String id;
+    public final List<String> hosts;
+    public final String context;
+    public final String transformation;
+    public final long support;
+    public final double fpr;
+    public final long freq;
+    public final long version;
+    public final String status;
+    public final double updated;
+    /** null when the record has none (a rewrite or scheme rule). */
+    public final String dropParam;
+    /** null when the record has none. */
+    public final String canonicalScheme;
+    /** null when the record has none (format 1). */
+    public final Long format;
+
+    public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
+            long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
+            Long format) {
+        this.id = id;
+        this.hosts = Collections.unmodifiableList(new ArrayList<>(hosts));
+        this.context = context;
+        this.transformation = transformation;
+        this.support = support;
+        this.fpr = fpr;
+        this.freq = freq;
+        this.version = version;
+        this.status = status;
+        this.updated = updated;
+        this.dropParam = dropParam;
+        this.canonicalScheme = canonicalScheme;
+        this.format = format;
+    }
+
+    public boolean isActive() {
+        return ACTIVE.equals(status);
+    }
+
+    /** A rule record from one JSON line (a rules file's line, a rules topic message's value). */
+    public static Rule parse(String json) {
+        JsonNode node;
+        try {
+            node = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new RuleException("not a rule record: " + e.getOriginalMessage(), "not-a-rule", "");
+        }
+        return fromJson(node);
+    }
+
+    public static Rule fromJson(JsonNode n) {
+        if (n == null || !n.isObject()) {
+            throw new RuleException("not a rule record: expected an object", "not-a-rule", "");
+        }
+        String id = str(n, "id", null, true);
+        JsonNode hs = n.get("hosts");
+        if (hs == null) {
+            throw bad("missing field 'hosts'");
+        }
+        if (!hs.isArray()) {
+            throw bad("'hosts' must be an array");
+        }
+        List<String> hosts = new ArrayList<>();
+        for (JsonNode h : hs) {
+            if (!h.isTextual()) {
+                throw bad("'hosts' must hold strings");
+            }
+            hosts.add(h.textValue());
+        }
+        return new Rule(id, hosts, str(n, "context", null, true), str(n, "transformation", null, true),
+                integer(n, "support", 0L), number(n, "fpr", 0.0), integer(n, "freq", 0L), integer(n, "version", 1L),
+                str(n, "status", ACTIVE, false), number(n, "updated", 0.0), str(n, "drop_param", null, false),
+                str(n, "canonical_scheme", null, false), n.has("format") ? integer(n, "format", 1L) : null);
+    }
+
+    private static RuleException bad(String what) {
+        return new RuleException("not a rule record: " + what, "not-a-rule", "");
+    }
+
+    private static String str(JsonNode n, String field, String dflt, boolean required) {
+        JsonNode v = n.get(field);
+        if (v == null) {
+            if (required) {
+                throw bad("missing field '" + field + "'");
+            }
+            return dflt;
+        }
+        if (!v.isTextual()) {
+            throw bad("'" + field + "' must be a string");
+        }
+        return v.textValue();
+    }
+
+    private static long integer(JsonNode n, String field, long dflt) {
+        JsonNode v = n.get(field);
+        if (v == null) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw bad("'" + field + "' must be an integer");
+        }
+        return v.longValue();
+    }
+
+    private static double number(JsonNode n, String field, double dflt) {
+        JsonNode v = n.get(field);
+        if (v == null) {
+            return dflt;
+        }
+        if (!v.isNumber()) {
+            throw bad("'" + field + "' must be a number");
+        }
+        return v.doubleValue();
+    }
+
+    /** RuleException {@code unknown-format} for a record of a format this reader does not know. */
+    public void checkFormat() {
+        if (format != null && !FORMATS.contains(format)) {
+            throw new RuleException("rule " + id + ": record format " + format + " is not one this reader knows (1)",
+                    "unknown-format", id);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Rule(" + id + " v" + version + " " + status + ")";
+    }
+}

@@ -1,0 +1,318 @@
+package org.dustonline.rules;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.logging.Logger;
+
+/**
+ * Active rules indexed by host; {@link #canonicalize(String)} gives the key Python's
+ * {@code dustonline.rules.RuleSet.canonicalize} gives (the port of dustonline/rules/ruleset.py;
+ * the order in docs/formats.md, "Rules"). Immutable once built, so a subscriber can swap
+ * in a new one while crawler threads use the old.
+ *
+ * <p>Refused records (an unknown {@code format}, a context Java cannot compile, a bad
+ * transformation) are skipped, logged with the rule id and reason, and counted in
+ * {@link #refused()}. Contexts are not checked against the linear-time grammar here: load
+ * rules a dustonline learner wrote (docs/formats.md, "Context grammar").
+ */
+public final class RuleSet {
+    private static final Logger LOG = Logger.getLogger("org.dustonline.rules");
+
+    /** Python's order: descending support, then id by code points (str comparison). */
+    public static final Comparator<Rule> RULE_ORDER =
+            Comparator.comparingLong((Rule r) -> -r.support).thenComparing(r -> r.id, RuleSet::compareCodePoints);
+
+    private final Map<String, CompiledRule> byId;
+    private final Map<String, List<CompiledRule>> byHost = new HashMap<>();
+    private final Map<String, Map<String, Rule>> drops = new HashMap<>();
+    private final Map<String, Rule> https = new HashMap<>();
+    private final Set<String> pre;
+    private final Map<String, Integer> refused;
+    private final List<String> refusedRules;
+
+    private RuleSet(Map<String, CompiledRule> byId, Map<String, Integer> refused, List<String> refusedRules) {
+        this.byId = byId;
+        this.refused = Collections.unmodifiableMap(new TreeMap<>(refused));
+        this.refusedRules = Collections.unmodifiableList(new ArrayList<>(refusedRules));
+        List<CompiledRule> ordered = new ArrayList<>(byId.values());
+        ordered.sort(Comparator.comparing((CompiledRule c) -> c.rule, RULE_ORDER));
+        for (CompiledRule cr : ordered) {
+            String name = cr.rule.dropParam;
+            String scheme = cr.rule.canonicalScheme;
+            for (String h : cr.rule.hosts) {
+                String host = Urls.lower(h);
+                if (name != null && !name.isEmpty()) {
+                    drops.computeIfAbsent(host, k -> new LinkedHashMap<>()).putIfAbsent(name, cr.rule);
+                } else if (scheme != null && !scheme.isEmpty()) {
+                    if (scheme.equals("https")) { // the one scheme rule there is; others are left out
+                        https.putIfAbsent(host, cr.rule);
+                    }
+                } else {
+                    byHost.computeIfAbsent(host, k -> new ArrayList<>()).add(cr);
+                }
+            }
+        }
+        java.util.HashSet<String> p = new java.util.HashSet<>(drops.keySet());
+        p.addAll(https.keySet());
+        this.pre = p;
+    }
+
+    /** A rule set of the active {@code rules}; later records of an id replace earlier ones. */
+    public static RuleSet of(Collection<Rule> rules) {
+        Builder b = new Builder();
+        for (Rule r : rules) {
+            b.add(r, "");
+        }
+        return b.build();
+    }
+
+    /** A rules file: one JSON record per line (blank lines skipped). A line that is not a
+     * rule record ends the load (RuleException, reason not-a-rule, naming file:line). */
+    public static RuleSet load(Path path) throws IOException {
+        Builder b = new Builder();
+        try (BufferedReader in = Files.newBufferedReader(path, StandardCharsets.UTF_8)) {
+            String line;
+            int n = 0;
+            while ((line = in.readLine()) != null) {
+                n++;
+                if (line.isBlank()) {
+                    continue;
+                }
+                Rule r;
+                try {
+                    r = Rule.parse(line);
+                } catch (RuleException e) {
+                    throw new RuleException(path + ":" + n + ": " + e.getMessage(), e.reason(), e.ruleId());
+                }
+                b.add(r, path + ":" + n + ": ");
+            }
+        }
+        return b.build();
+    }
+
+    /** Collects records as Python's RuleSet.load does. */
+    public static final class Builder {
+        private final Map<String, CompiledRule> byId = new LinkedHashMap<>();
+        private final Map<String, Integer> refused = new HashMap<>();
+        private final List<String> refusedRules = new ArrayList<>();
+
+        /** One record; a refused one is logged and counted (where: a "file:line: " prefix or ""). */
+        public Builder add(Rule r, String where) {
+            try {
+                r.checkFormat();
+                if (r.isActive()) {
+                    byId.put(r.id, new CompiledRule(r));
+                }
+            } catch (RuleException e) {
+                refused.merge(e.reason(), 1, Integer::sum);
+                refusedRules.add(e.ruleId() + ": " + where + e.getMessage());
+                LOG.warning(where + e.getMessage());
+            }
+            return this;
+        }
+
+        public RuleSet build() {
+            return new RuleSet(new LinkedHashMap<>(byId), refused, refusedRules);
+        }
+    }
+
+    /** Records refused, by reason. */
+    public Map<String, Integer> refused() {
+        return refused;
+    }
+
+    /** "id: message" of each refused record, in order. */
+    public List<String> refusedRules() {
+        return refusedRules;
+    }
+
+    public int size() {
+        return byId.size();
+    }
+
+    public boolean contains(String ruleId) {
+        return byId.containsKey(ruleId);
+    }
+
+    /** The active rules, in the order they are tried. */
+    public List<Rule> rules() {
+        List<Rule> out = new ArrayList<>();
+        for (CompiledRule c : byId.values()) {
+            out.add(c.rule);
+        }
+        out.sort(RULE_ORDER);
+        return out;
+    }
+
+    static int compareCodePoints(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) {
+                return Integer.compare(ca, cb);
+            }
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    }
+
+    // ------------------------------------------------------------ applying
+
+    /** The decision: the rewrite rule that decided (null: none) and the key. */
+    private static final class Decision {
+        final CompiledRule rule;
+        final String key;
+
+        Decision(CompiledRule rule, String key) {
+            this.rule = rule;
+            this.key = key;
+        }
+    }
+
+    /** The first of {@code rules} that rewrites {@code url} (tried as given, then lightly normalized). */
+    private static Decision decide(String url, List<CompiledRule> rules) {
+        for (CompiledRule cr : rules) {
+            String out = cr.apply(url);
+            if (out != null) {
+                return new Decision(cr, Urls.lightNormalize(out));
+            }
+        }
+        String norm = Urls.lightNormalize(url);
+        if (!norm.equals(url) && !rules.isEmpty()) {
+            for (CompiledRule cr : rules) {
+                String out = cr.apply(norm);
+                if (out != null) {
+                    return new Decision(cr, Urls.lightNormalize(out));
+                }
+            }
+        }
+        return new Decision(null, norm);
+    }
+
+    private List<CompiledRule> rulesOf(String host) {
+        return byHost.getOrDefault(host, List.of());
+    }
+
+    /** The canonical key of {@code url}: the same string Python's RuleSet gives. */
+    public String canonicalize(String url) {
+        String host = Urls.hostOf(url);
+        List<CompiledRule> rules = rulesOf(host);
+        if (pre.isEmpty()) {
+            return decide(url, rules).key;
+        }
+        if (!pre.contains(host)) { // a host without parameter or scheme rules
+            Decision d = decide(url, rules);
+            return d.rule == null ? d.key : after(d.key); // only a rewrite moves a URL to another host
+        }
+        String u = https.containsKey(host) ? Params.toHttps(url) : url;
+        Map<String, Rule> dropped = drops.get(host);
+        if (dropped != null) {
+            u = Params.dropParams(u, dropped.keySet());
+        }
+        Decision d = decide(u, rules);
+        if (d.rule != null) {
+            return after(d.key);
+        }
+        return u.equals(url) ? d.key : explain(url).key;
+    }
+
+    /** The key with its own host's scheme and parameter rules applied. */
+    private String after(String key) {
+        String host = Urls.hostOf(key);
+        if (!pre.contains(host)) {
+            return key;
+        }
+        Prepared p = prepare(key, host);
+        return p.first == null ? key : Urls.lightNormalize(p.url);
+    }
+
+    private static final class Prepared {
+        final String url;
+        final Rule first;
+
+        Prepared(String url, Rule first) {
+            this.url = url;
+            this.first = first;
+        }
+    }
+
+    /** {@code url} with its host's scheme and parameter rules applied, and the first that changed it. */
+    private Prepared prepare(String url, String host) {
+        Rule first = null;
+        Rule scheme = https.get(host);
+        if (scheme != null) {
+            String out = Params.toHttps(url);
+            if (!out.equals(url)) {
+                first = scheme;
+                url = out;
+            }
+        }
+        Map<String, Rule> dropped = drops.get(host);
+        if (dropped != null) {
+            String out = Params.dropParams(url, dropped.keySet());
+            if (!out.equals(url)) {
+                if (first == null) {
+                    Set<String> names = Params.queryNames(url);
+                    for (Map.Entry<String, Rule> e : dropped.entrySet()) {
+                        if (names.contains(e.getKey())) {
+                            first = e.getValue();
+                            break;
+                        }
+                    }
+                }
+                url = out;
+            }
+        }
+        return new Prepared(url, first);
+    }
+
+    /** What decides a URL: the rule (null when only light normalization applies) and the key. */
+    public static final class Explanation {
+        public final Rule rule;
+        public final String key;
+
+        Explanation(Rule rule, String key) {
+            this.rule = rule;
+            this.key = key;
+        }
+    }
+
+    /** The rule that decides {@code url} and the key (Python's {@code RuleSet.explain}). */
+    public Explanation explain(String url) {
+        String host = Urls.hostOf(url);
+        List<CompiledRule> rules = rulesOf(host);
+        if (!pre.contains(host)) {
+            Decision d = decide(url, rules);
+            if (d.rule == null) {
+                return new Explanation(null, d.key);
+            }
+            return new Explanation(d.rule.rule, pre.isEmpty() ? d.key : after(d.key));
+        }
+        Prepared stripped = prepare(url, host);
+        Decision d = decide(stripped.url, rules);
+        if (d.rule == null && stripped.first != null) {
+            Decision raw = decide(url, rules);
+            if (raw.rule != null) {
+                return new Explanation(raw.rule.rule, after(Urls.lightNormalize(prepare(raw.key, host).url)));
+            }
+            return new Explanation(stripped.first, d.key);
+        }
+        return d.rule == null ? new Explanation(null, d.key) : new Explanation(d.rule.rule, after(d.key));
+    }
+}
