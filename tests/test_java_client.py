@@ -45,3 +45,30 @@ def test_java_rule_set_passes_the_conformance_suite():
     assert {n.split("] ", 1)[0][len("conformance[") :] for n in ran} == sets
     other = ET.parse(reports / "TEST-org.dustonline.rules.RuleSetTest.xml").getroot()
     assert int(other.get("tests")) >= 3 and other.get("failures") == other.get("errors") == "0"
+
+
+def test_java_subscriber_follows_the_rules_topic(kafka_broker):
+    """RuleSubscriberTest (clients/java) on the real local broker: versions, retirements,
+    tombstones, refusals by reason and a hot swap. Without -Dkafka.bootstrap it is skipped,
+    so the report must show it run."""
+    if os.environ.get("DUSTONLINE_SKIP_JAVA"):
+        pytest.skip("DUSTONLINE_SKIP_JAVA is set")
+    mvn = shutil.which("mvn")
+    assert mvn, "the Java client's tests need Maven and a JDK 17 (Debian: apt-get install maven)"
+    reports = JAVA / "target" / "surefire-reports"
+    shutil.rmtree(reports, ignore_errors=True)
+    proc = subprocess.run(
+        [mvn, "-q", "-B", "test", "-Dtest=RuleSubscriberTest", f"-Dkafka.bootstrap={kafka_broker}"],
+        cwd=JAVA,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
+    suite = ET.parse(reports / "TEST-org.dustonline.rules.RuleSubscriberTest.xml").getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
+        "1",
+        "0",
+        "0",
+        "0",
+    )

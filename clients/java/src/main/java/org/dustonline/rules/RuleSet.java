@@ -79,6 +79,17 @@ public final class RuleSet {
         return b.build();
     }
 
+    /** A rule set over rules compiled already (RuleBook: a subscriber swapping in updates). */
+    static RuleSet fromCompiled(Collection<CompiledRule> compiled) {
+        Map<String, CompiledRule> byId = new LinkedHashMap<>();
+        for (CompiledRule c : compiled) {
+            if (c.rule.isActive()) {
+                byId.put(c.rule.id, c);
+            }
+        }
+        return new RuleSet(byId, Map.of(), List.of());
+    }
+
     /** A rules file: one JSON record per line (blank lines skipped). A line that is not a
      * rule record ends the load (RuleException, reason not-a-rule, naming file:line). */
     public static RuleSet load(Path path) throws IOException {
