@@ -439,6 +439,7 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
                 R("b-end", ["t.com"], r"^http\:\/\/t\.com\/(a)$", "http://t.com/a$", support=9),
                 R("b-arabic", ["t.com"], r"^http\:\/\/t\.com\/(a)$", "http://t.com/${\u0661:lower}", support=9),
                 R("b-sup", ["t.com"], r"^http\:\/\/t\.com\/(a)$", "http://t.com/$\u00b9", support=9),
+                R("b-arabic-ref", ["t.com"], r"^http\:\/\/t\.com\/(a)$", "http://t.com/$\u0661", support=9),
                 R("g-ok", ["t.com"], r"^http\:\/\/t\.com\/(a)$", "http://t.com/ok/$1", support=1),
             ],
             ["http://t.com/a"],

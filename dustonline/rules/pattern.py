@@ -317,6 +317,8 @@ class _Parser:
                 break
             if ch == "\\" and self.t[self.i + 1 : self.i + 2] in _SHORTHAND:
                 ivs.extend(self.shorthand())
+                if self.peek() == "-" and self.t[self.i + 1 : self.i + 2] not in ("]", ""):
+                    self.fail("a range from a class shorthand ([\\d-z]: Python refuses it, Java reads it)")
                 first = False
                 continue
             lo = self.class_char()

@@ -303,11 +303,11 @@ def parse_transformation(t: str, ngroups: int) -> list[str | int | tuple[int, st
             parts.append((g, conv))
             i = end + 1
             continue
-        if j >= n or not t[j].isdigit():
+        if j >= n or not "0" <= t[j] <= "9":  # ASCII digits only, as Java's Matcher reads $N
             raise ValueError(f"'$' at {i} is neither $$, a group reference nor ${{N:conversion}}")
         g = int(t[j])
         j += 1
-        while j < n and t[j].isdigit() and g * 10 + int(t[j]) <= ngroups:
+        while j < n and "0" <= t[j] <= "9" and g * 10 + int(t[j]) <= ngroups:
             g = g * 10 + int(t[j])
             j += 1
         if not 1 <= g <= ngroups:

@@ -77,14 +77,13 @@ final class Transformation {
                 i = end + 1;
                 continue;
             }
-            // Python: t[j].isdigit(), then int(t[j]): a digit of any script is read by its
-            // decimal value ("$\u0661" is $1); one int() cannot read ("$\u00b9") is an error
-            if (j >= n || !Urls.isDigit(t.codePointAt(j))) {
+            // $N: ASCII digits only, as Python's parse_transformation reads them
+            if (j >= n || !isAsciiDigit(t.codePointAt(j))) {
                 throw new IllegalArgumentException("'$' at " + i + " is neither $$, a group reference nor ${N:conversion}");
             }
             long g = decimal(t.codePointAt(j));
             j += Character.charCount(t.codePointAt(j));
-            while (j < n && Urls.isDigit(t.codePointAt(j))) {
+            while (j < n && isAsciiDigit(t.codePointAt(j))) {
                 long next = g * 10 + decimal(t.codePointAt(j));
                 if (next > ngroups) {
                     break;
@@ -138,6 +137,10 @@ final class Transformation {
     }
 
     /** Python's int() of one code point: decimal digits only (Numeric_Type Decimal). */
+    private static boolean isAsciiDigit(int cp) {
+        return cp >= '0' && cp <= '9';
+    }
+
     private static long decimal(int cp) {
         if (Character.getType(cp) != Character.DECIMAL_DIGIT_NUMBER) {
             throw new IllegalArgumentException("invalid literal for int() with base 10: '"
