@@ -197,3 +197,15 @@ def test_a_pages_topic_message_is_an_event_or_a_bad_event(data):
         assert isinstance(parse_message(data), FetchEvent)
     except BadEvent:
         pass
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_warc_cut_inside_its_version_line_is_truncated_not_corrupt(tmp_path, gz):
+    """Found by the property above: cut after b"WARC/1", warcio called the file an unknown
+    format, and the reader said bad-warc."""
+    data, _ = _WARCS[gz]
+    for at in range(1, 40):
+        path = tmp_path / ("cut.warc.gz" if gz else "cut.warc")
+        path.write_bytes(data[:at])
+        items, _ = read_counted(path, "warc")
+        assert [x.reason for x in items if isinstance(x, Rejected)] == ["truncated"], at

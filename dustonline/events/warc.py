@@ -14,6 +14,7 @@ import functools
 import hashlib
 import io
 import os
+import re
 import sys
 import zlib
 from collections import Counter
@@ -166,13 +167,25 @@ def _broken(name: str, n: int, records, start: int, e: Exception) -> Rejected:
     """The one dead letter for where a file stops being readable: ``truncated`` if
     nothing follows (a cut file), else ``bad-warc`` (corrupt; the rest is not read)."""
     what = _describe(e)
-    # not a WARC record at all (not even its start): corrupt, or not a WARC file
-    if "warcio recompress" not in what and "Unknown archive format" not in what and _at_end(records):
+    # not a WARC record at all (not even its start): corrupt, or not a WARC file; unless
+    # the file ends inside the version line itself ("WARC/1"), cut a few bytes in
+    unknown = "Unknown archive format" in what and not _cut_version_line(str(e))
+    if "warcio recompress" not in what and not unknown and _at_end(records):
         end = records.fh.tell()
         detail = f"file ends mid-record at byte {end} (record {n} began at byte {start}): {what}"
         return Rejected(name, n, "truncated", detail[:200], f"offset {start}")
     detail = f"unreadable record at byte {start} (corrupt file?): {what}; rest of the file not read"
     return Rejected(name, n, "bad-warc", detail, f"offset {start}")
+
+
+def _cut_version_line(msg: str) -> bool:
+    """warcio's "Unknown archive format, first line: ['WARC/1']": the line is a proper start
+    of a WARC version line."""
+    m = re.search(r"first line: \[(.*)\]", msg)
+    if m is None:
+        return False
+    line = "".join(part.strip().strip("'\"") for part in m.group(1).split(","))
+    return any(v.startswith(line) and line != v for v in ("WARC/1.0", "WARC/1.1"))
 
 
 def read_warc(
