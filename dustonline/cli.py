@@ -229,11 +229,18 @@ def cmd_eval(args) -> int:
     import json
 
     from .evaluation import prequential as evaluation
-    from .evaluation.methods import resolve
+    from .evaluation.methods import missing, resolve
     from .evaluation.report import markdown_table, write_report
 
     cfg = load_config(args.config)
     methods = resolve(args.learner)
+    absent = missing(methods, report=bool(args.report))
+    if absent:
+        what = "; ".join(f"{mod} (for {', '.join(by)})" for mod, by in absent.items())
+        raise ValueError(
+            f"eval needs packages that are not installed: {what}. Install them with "
+            "pip install 'dustonline[eval]', or leave those methods out (--learner online,dustlin,none)"
+        )
     layout = json.loads(Path(args.layout).read_text()) if args.layout else None
     if isinstance(layout, dict):
         layout = layout.get("sites", [])

@@ -114,6 +114,17 @@ class LearnRun:
         extra = {"merger": self.learner.merger.dump()} if isinstance(self.learner, PartitionedLearner) else None
         self.state.commit(self.stores, rec, extra)
 
+    def _why_no_rules(self, s: dict) -> str:
+        """A small crawl that learns nothing says why, instead of an empty file."""
+        L = self.cfg.learning
+        shared = s["urls"] - s["clusters"]  # URLs in a cluster with another URL
+        return (
+            f"no rules: {shared:,} URLs shared their content with another URL. A rewrite rule needs "
+            f"{L.min_freq} dup-clusters of one URL shape on a site and {L.min_supp} URL pairs it merges, "
+            f"none of different contents; a dropped parameter needs {L.min_freq} clusters where it varied "
+            f"(learning.min_freq, learning.min_supp: docs/configuration.md). {s['candidates']:,} candidates fell short."
+        )
+
     def finish(self) -> None:
         """The rules are out: the next command on this state starts a new run."""
         if self.state is not None:
@@ -155,6 +166,8 @@ class LearnRun:
             f"candidates  {s['candidates']:>10,}",
             f"active rules{rules_written:>10,}  -> {'stdout' if rules_dest == '-' else rules_dest}",
         ]
+        if rules_written == 0:
+            lines.append(self._why_no_rules(s))
         if self.state is not None:
             how = f"resumed at record {self.resumed_at:,}" if self.resumed_at else "new"
             lines.append(

@@ -239,3 +239,30 @@ def test_explain_and_show_name_parameter_rules(tmp_path):
     assert "rule       p-1" in out and "drops      query parameter 'sid'" in out
     assert out.rstrip().endswith("key        http://a.com/x?b=1")
     assert "drop query parameter 'sid'" in run("rules", "show", path).stdout
+
+
+def test_eval_names_the_missing_extra_before_it_runs(monkeypatch, capsys):
+    """With only the demo's install, eval used to run for minutes and end in a numpy
+    traceback (DustBuster) or ask for matplotlib (--report) at the end."""
+    import importlib.util
+
+    from dustonline.cli import main, sample_paths
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in ("numpy", "matplotlib") else real(name, *a)
+    )
+    events, truth = sample_paths()
+    rc = main(["eval", str(events), "--truth", str(truth), "--learner", "online,dustbuster", "--report", "r"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "numpy (for dustbuster)" in err and "matplotlib (for --report)" in err and "dustonline[eval]" in err
+
+
+def test_learn_that_finds_no_rule_says_why(tmp_path):
+    events = tmp_path / "small.jsonl"
+    rows = [{"url": f"http://a.com/p/{i}", "ts": 1700000000 + i, "digest": f"sha1:D{i % 5}"} for i in range(10)]
+    events.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    p = run("learn", events, "--rules-out", tmp_path / "r.jsonl", "--quiet", "--dead-letter", tmp_path / "d.jsonl")
+    assert "no rules: 5 URLs shared their content with another URL" in p.stderr
+    assert "learning.min_freq" in p.stderr

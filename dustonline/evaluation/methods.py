@@ -25,6 +25,21 @@ class Method:
     kind: str  # "online", "batch" or "static"
     doc: str
     make: Callable  # online and batch: (Config) -> Learner; static: () -> canonicalize
+    needs: tuple[str, ...] = ()  # modules of the eval extra it imports
+
+
+def missing(methods: list[Method], report: bool = False) -> dict[str, list[str]]:
+    """Modules of the eval extra that are not installed -> what needs them, found before
+    a run of minutes rather than as a traceback at its end."""
+    from importlib.util import find_spec
+
+    wanted: dict[str, list[str]] = {}
+    for m in methods:
+        for mod in m.needs:
+            wanted.setdefault(mod, []).append(m.name)
+    if report:
+        wanted.setdefault("matplotlib", []).append("--report")
+    return {mod: by for mod, by in wanted.items() if find_spec(mod) is None}
 
 
 def _online(cfg: Config):
@@ -102,6 +117,7 @@ METHODS: dict[str, Method] = {
             "Bar-Yossef et al. 2007, substring/parameter substitutions from the URL list, "
             "validated on the stream's digests, batch on the prefix",
             _seed("dustbuster"),
+            ("numpy",),
         ),
         Method(
             "replicas",
@@ -121,9 +137,15 @@ METHODS: dict[str, Method] = {
             "Lei et al. 2010, pattern tree + graph rule selection, batch on the prefix",
             _seed("patterntree_learn"),
         ),
-        Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib),
-        Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt),
-        Method("url-normalize", "static", "url_normalize.url_normalize (RFC 3986 normalization)", _url_normalize),
+        Method("w3lib", "static", "w3lib.url.canonicalize_url (Scrapy)", _w3lib, ("w3lib",)),
+        Method("surt", "static", "surt.surt (Heritrix/Wayback SURT form)", _surt, ("surt",)),
+        Method(
+            "url-normalize",
+            "static",
+            "url_normalize.url_normalize (RFC 3986 normalization)",
+            _url_normalize,
+            ("url_normalize",),
+        ),
         Method(
             "none", "static", "dustonline's light normalization only (scheme/host case, default port, fragment)", _none
         ),
