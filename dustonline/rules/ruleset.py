@@ -364,13 +364,19 @@ class RuleSet:
         self._https: dict[str, Rule] = {}  # host -> its scheme rule
         self._pre: set[str] = set()
         for r in rules:
-            try:
-                check_format(r)
-                if r.status == ACTIVE:
-                    self._by_id[r.id] = r.compile(check=True, engine=engine)
-            except RuleError as e:
-                self._refuse(e)
+            self._add(r)
         self._index()
+
+    def _add(self, r: Rule, where: str = "") -> None:
+        """One record of a snapshot (``where``: its file:line): an active rule checked and
+        compiled, a refused one counted; a record of an unknown format is refused whatever
+        its status."""
+        try:
+            check_format(r)
+            if r.status == ACTIVE:
+                self._by_id[r.id] = r.compile(check=True, engine=self.engine)
+        except RuleError as e:
+            self._refuse(RuleError(f"{where}{e}", e.reason, e.rule_id) if where else e)
 
     def _refuse(self, e: RuleError) -> None:
         self.refused[e.reason] = self.refused.get(e.reason, 0) + 1
@@ -412,13 +418,7 @@ class RuleSet:
         line still ends the load: the file is not a rules file)."""
         rs = cls(engine=engine)
         for n, r in _numbered(path):
-            try:
-                check_format(r)
-                if r.status != ACTIVE:
-                    continue
-                rs._by_id[r.id] = r.compile(check=True, engine=engine)
-            except RuleError as e:
-                rs._refuse(RuleError(f"{path}:{n}: {e}", e.reason, e.rule_id))
+            rs._add(r, f"{path}:{n}: ")
         rs._index()
         return rs
 
