@@ -37,7 +37,6 @@ class LearnRun:
             raise ValueError(f"--partitions must be >= 1, got {partitions}")
         self.inputs, self.cfg = list(inputs), cfg
         self.fmt = fmt or cfg.input.format
-        self.partitions = partitions
         self.state = StateDir(state, partitions) if state is not None else None
         last = self.state.recover() if self.state is not None else None
         cache = cfg.storage.cache_entries
