@@ -376,6 +376,8 @@ def format_rules(rules, width: int = 160) -> str:
                 if r.drop_param
                 else f"read http as {r.canonical_scheme}"
                 if r.canonical_scheme
+                else f"read the hosts' URLs on {r.canonical_host}"
+                if r.canonical_host
                 else f"{r.context}  ->  {r.transformation}"
             )
         )
@@ -398,6 +400,8 @@ def cmd_explain(args) -> int:
             print(f"drops      query parameter {rule.drop_param!r} (no rewrite rule applies to the rest)")
         elif rule.canonical_scheme:
             print(f"reads      http as {rule.canonical_scheme} (no rewrite rule applies to the rest)")
+        elif rule.canonical_host:
+            print(f"moves      the URL to host {rule.canonical_host} (no other rule applies to the rest)")
         else:
             print(f"context    {rule.context}")
             print(f"transform  {rule.transformation}")

@@ -39,6 +39,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
             transformation=last.transformation,
             drop_param=last.drop_param,
             canonical_scheme=last.canonical_scheme,
+            canonical_host=last.canonical_host,
             support=0,
             fpr=0.0,
             freq=0,
@@ -48,15 +49,14 @@ def merge(partials: dict[str, Rule]) -> Rule:
         )
     by_sig: dict[tuple, list[tuple[int, Rule]]] = {}
     for p, r in active:
-        by_sig.setdefault((r.context, r.transformation, r.drop_param or "", r.canonical_scheme or ""), []).append(
-            (p, r)
-        )
+        sig = (r.context, r.transformation, r.drop_param or "", r.canonical_scheme or "", r.canonical_host or "")
+        by_sig.setdefault(sig, []).append((p, r))
 
     def strength(item) -> tuple:
         members = item[1]
         return (sum(r.support for _, r in members), -min(p for p, _ in members))
 
-    (context, transformation, name, scheme), members = max(by_sig.items(), key=strength)
+    (context, transformation, name, scheme, host), members = max(by_sig.items(), key=strength)
     rules = [r for _, r in members]
     support = sum(r.support for r in rules)
     bad_pairs = sum(r.fpr * r.support for r in rules)
@@ -67,6 +67,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
         transformation=transformation,
         drop_param=name or msgspec.UNSET,
         canonical_scheme=scheme or msgspec.UNSET,
+        canonical_host=host or msgspec.UNSET,
         support=support,
         fpr=round(bad_pairs / support, 6) if support else 0.0,
         freq=sum(r.freq for r in rules),

@@ -64,3 +64,28 @@ def to_https(url: str) -> str:
     if url[:7].lower() == "http://":
         return "https://" + url[7:]
     return url
+
+
+def to_host(url: str, host: str) -> str:
+    """``url`` on ``host``: what a host rule (``Rule.canonical_host``) does to the URLs of
+    its hosts before anything else applies. The host part of the authority is replaced;
+    userinfo and port stay (``http://www.x.com:8080/a`` -> ``http://x.com:8080/a``)."""
+    i = url.find("://")
+    if i < 0:
+        return url
+    start = i + 3
+    end = len(url)
+    for ch in "/?#":
+        j = url.find(ch, start)
+        if 0 <= j < end:
+            end = j
+    auth = url[start:end]
+    at = auth.rfind("@")
+    head = auth[: at + 1]
+    hostport = auth[at + 1 :]
+    port = ""
+    if not hostport.startswith("["):
+        colon = hostport.find(":")
+        if colon >= 0:
+            port = hostport[colon:]
+    return url[:start] + head + host + port + url[end:]

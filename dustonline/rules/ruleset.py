@@ -27,7 +27,7 @@ from typing import IO
 
 import msgspec
 
-from .params import drop_params, query_pairs, to_https
+from .params import drop_params, query_pairs, to_host, to_https
 from .pattern import PatternError, to_re2
 from .pattern import check as check_pattern
 from .urls import host_of, light_normalize, site_of_host
@@ -55,6 +55,10 @@ class Rule(msgspec.Struct, kw_only=True):
     # a scheme rule: on ``hosts``, http and https serve the same pages, and URLs are read
     # with this scheme (only "https") before rewrite rules apply; left out when unset
     canonical_scheme: str | msgspec.UnsetType = msgspec.UNSET
+    # a host rule: the URLs of ``hosts`` are the same pages on this host (``www.x.com`` ->
+    # ``x.com``, a numbered CDN host -> its peer), and are read on it before anything else
+    # applies, with that host's rules; left out when unset
+    canonical_host: str | msgspec.UnsetType = msgspec.UNSET
     # the version of the record format (docs/rule.schema.json); absent means 1, and the
     # writer leaves it out at 1 so rules files stay as they were. A reader refuses a record
     # of a version it does not know (``check_format``): its fields may mean something else.
@@ -208,6 +212,9 @@ def _admit(rule: Rule) -> None:
     whose literal host stays on the sites of the rule's hosts. Unchecked, the learner's
     own candidates compile as before."""
     check_format(rule)
+    if rule.canonical_host:
+        _admit_host_rule(rule)
+        return
     if rule.drop_param or rule.canonical_scheme:
         return
     try:
@@ -220,6 +227,30 @@ def _admit(rule: Rule) -> None:
         if site_of_host(host) not in sites:
             raise RuleError(
                 f"rule {rule.id}: transformation leads to host {host!r}, not on the sites of its hosts",
+                "foreign-host",
+                rule.id,
+            )
+
+
+_HOST_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*")
+
+
+def _admit_host_rule(rule: Rule) -> None:
+    """A host rule moves URLs to another host: a lower-case DNS name (A-labels) on the
+    site of each of its hosts, never one of them, and nothing else in the record."""
+    target = rule.canonical_host
+    if not isinstance(target, str) or len(target) > 253 or not _HOST_NAME.fullmatch(target):
+        raise RuleError(f"rule {rule.id}: canonical_host {target!r} is not a lower-case host name", "bad-host", rule.id)
+    if rule.context or rule.transformation or rule.drop_param or rule.canonical_scheme:
+        raise RuleError(
+            f"rule {rule.id}: a host rule has no context, transformation or other action", "bad-host", rule.id
+        )
+    site = site_of_host(target)
+    for h in rule.hosts:
+        h = h.lower().rstrip(".")
+        if h == target or site_of_host(h) != site:
+            raise RuleError(
+                f"rule {rule.id}: canonical_host {target!r} is not another host of the site of {h!r}",
                 "foreign-host",
                 rule.id,
             )
@@ -362,6 +393,7 @@ class RuleSet:
         self._by_host: dict[str, list[CompiledRule]] = {}
         self._drops: dict[str, dict[str, Rule]] = {}  # host -> parameter name -> its rule
         self._https: dict[str, Rule] = {}  # host -> its scheme rule
+        self._moves: dict[str, Rule] = {}  # host -> its host rule
         self._pre: set[str] = set()
         for r in rules:
             self._add(r)
@@ -395,10 +427,13 @@ class RuleSet:
         by_host: dict[str, list[CompiledRule]] = {}
         drops: dict[str, dict[str, Rule]] = {}
         https: dict[str, Rule] = {}
+        moves: dict[str, Rule] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
             name, scheme = cr.rule.drop_param, cr.rule.canonical_scheme
             for h in cr.rule.hosts:
-                if name:
+                if cr.rule.canonical_host:
+                    moves.setdefault(h.lower(), cr.rule)
+                elif name:
                     drops.setdefault(h.lower(), {}).setdefault(name, cr.rule)
                 elif scheme:
                     if scheme == "https":  # the one scheme rule there is; others are left out
@@ -408,7 +443,8 @@ class RuleSet:
         self._by_host = by_host
         self._drops = drops
         self._https = https
-        self._pre = set(drops) | set(https)  # hosts whose URLs are normalized first
+        self._moves = moves
+        self._pre = set(drops) | set(https) | set(moves)  # hosts whose URLs are normalized first
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
@@ -454,6 +490,10 @@ class RuleSet:
         host = host_of(url)
         if not self._pre:
             return decide(url, self._by_host.get(host, ()))[1]
+        move = self._moves.get(host)
+        if move is not None:  # the URL is read on the canonical host, and is given as that
+            host = move.canonical_host  # type: ignore[assignment]
+            url = to_host(url, host)
         rules = self._by_host.get(host, ())
         if host not in self._pre:  # a host without parameter or scheme rules
             cr, key = decide(url, rules)
@@ -469,11 +509,16 @@ class RuleSet:
         return key if u == url else self.explain(url)[1]
 
     def _after(self, key: str) -> str:
-        """The key with its own host's scheme and parameter rules applied: a rewrite rule
-        may move a URL to another host (``www.x.com`` -> ``x.com``), whose rules then hold."""
+        """The key with its own host's host, scheme and parameter rules applied: a rewrite
+        rule may move a URL to another host (``www.x.com`` -> ``x.com``), whose rules then
+        hold."""
         host = host_of(key)
         if host not in self._pre:
             return key
+        move = self._moves.get(host)
+        if move is not None:
+            host = move.canonical_host  # type: ignore[assignment]
+            return light_normalize(self._prepare(to_host(key, host), host)[0])
         out, changed_by = self._prepare(key, host)
         return key if changed_by is None else light_normalize(out)
 
@@ -504,8 +549,17 @@ class RuleSet:
         applies to the URL as given (a rule learned with the parameter in its context),
         that one decides, and the host's rules apply to its output. Last, the rules of the
         key's own host apply to the key. The deciding rule is the rewrite rule, or else the
-        first scheme or parameter rule that changed the URL."""
+        first scheme or parameter rule that changed the URL, or else the host rule that moved
+        it to another host (which comes first of all)."""
         host = host_of(url)
+        move = self._moves.get(host)
+        if move is None:
+            return self._explain(url, host)
+        host = move.canonical_host  # type: ignore[assignment]
+        rule, key = self._explain(to_host(url, host), host)
+        return move if rule is None else rule, key
+
+    def _explain(self, url: str, host: str) -> tuple[Rule | None, str]:
         rules = self._by_host.get(host, ())
         if host not in self._pre:
             cr, key = decide(url, rules)
@@ -525,6 +579,13 @@ class RuleSet:
         """The host's parameter rules that drop something from ``url``, then the rewrite
         rules whose context matches what they leave (or, when none does, the URL)."""
         host = host_of(url)
+        move = self._moves.get(host)
+        if move is None:
+            return self._applicable(url, host)
+        host = move.canonical_host  # type: ignore[assignment]
+        return [move] + self._applicable(to_host(url, host), host)
+
+    def _applicable(self, url: str, host: str) -> list[Rule]:
         drops = self._drops.get(host, {})
         names = {n for n, _ in query_pairs(url)}
         rules = self._by_host.get(host, ())
