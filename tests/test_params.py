@@ -376,3 +376,111 @@ def test_canonicalize_and_explain_give_the_same_key():
     # nothing fits the prepared URL; the rule learned with utm in its context does, and
     # its output is prepared in turn
     assert rs.explain("http://a.com/t?utm=ab") == (tracked, "https://a.com/t")
+
+
+# ---------------------------------------------------------------- host pairs
+def host_rules(lrn: OnlineLearner) -> dict[str, str]:
+    """moved host -> the host it moves to, of the active host rules."""
+    return {h: r.canonical_host for r in lrn.rules() if r.canonical_host for h in r.hosts}
+
+
+def two_hosts(a: str, b: str, pages: int, t: Clock, offset: int = 0, extra: int = 0):
+    """Pages fetched on both hosts (same content); ``extra`` more pages on ``a`` only, so
+    ``a`` has more URLs."""
+    evs = []
+    for i in range(offset, offset + pages):
+        evs += [page(a, f"/p/{i}", "", t), page(b, f"/p/{i}", "", t)]
+        evs[-1] = FetchEvent(url=evs[-1].url, ts=evs[-1].ts, digest=evs[-2].digest)
+    evs += [page(a, f"/only/{i}", "", t) for i in range(offset, offset + extra)]
+    return evs
+
+
+def test_two_hosts_serving_one_page_get_a_host_rule_to_the_larger():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_hosts("img.a.com", "img1.a.com", 2, t, extra=3))
+    assert host_rules(lrn) == {}  # not a www toggle: min_freq clusters of its own
+    learn(lrn, two_hosts("img.a.com", "img1.a.com", 1, t, offset=5))
+    assert host_rules(lrn) == {"img1.a.com": "img.a.com"}
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://img1.a.com/new/7?x") == "http://img.a.com/new/7?x"
+
+
+def test_a_pair_that_serves_distinct_pages_under_one_path_is_vetoed():
+    t = Clock()
+    lrn = learner()
+    evs = [page("a.com", "/", "home a", t), page("www.a.com", "/", "home www", t)]
+    learn(lrn, evs + two_hosts("a.com", "www.a.com", 5, t))
+    assert host_rules(lrn) == {}
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://www.a.com/") != rs.canonicalize("http://a.com/")
+
+
+def test_a_collision_after_activation_retires_the_host_rule_for_good():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_hosts("a.com", "www.a.com", 3, t, extra=1))
+    assert host_rules(lrn) == {"www.a.com": "a.com"}
+    out = learn(lrn, [page("a.com", "/about", "a", t), page("www.a.com", "/about", "b", t)])
+    assert host_rules(lrn) == {}
+    assert any(r.canonical_host == "a.com" and r.status == RETIRED for r in out)
+    learn(lrn, two_hosts("a.com", "www.a.com", 5, t, offset=10))
+    assert host_rules(lrn) == {}
+
+
+def test_the_www_toggle_transfers_but_other_pairs_do_not():
+    t = Clock()
+    lrn = learner()
+    for s in ("a.com", "b.org", "c.net"):
+        learn(lrn, two_hosts(s, "www." + s, 3, t, extra=1))
+    assert len(host_rules(lrn)) == 3
+    learn(lrn, two_hosts("d.com", "www.d.com", 1, t, extra=1))  # one cluster of its own
+    assert host_rules(lrn)["www.d.com"] == "d.com"
+    learn(lrn, two_hosts("m.e.com", "e.com", 1, t))
+    assert "m.e.com" not in host_rules(lrn) and "e.com" not in host_rules(lrn)
+    # adopted on one cluster, still vetoed by the site's own counter-evidence
+    evs = [page("f.com", "/", "one", t), page("www.f.com", "/", "two", t)]
+    learn(lrn, evs + two_hosts("f.com", "www.f.com", 1, t, extra=1))
+    assert "www.f.com" not in host_rules(lrn)
+
+
+def test_a_host_that_others_move_to_is_never_moved():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_hosts("a.com", "www.a.com", 3, t, extra=3))
+    learn(lrn, two_hosts("www.a.com", "w3.a.com", 3, t, offset=20))
+    moves = host_rules(lrn)
+    assert moves == {"www.a.com": "a.com"}, moves  # w3 -> www would be a chain: it waits
+    assert not set(moves.values()) & set(moves)
+
+
+def test_dropped_parameters_and_moved_hosts_are_checked_together():
+    """A parameter the larger host ignores, and a moved host whose URLs with it are
+    another page: the moved URLs key on the larger host under its names, so the host
+    rule is vetoed rather than merging them."""
+    t = Clock()
+    lrn = learner()
+    learn(lrn, tracked_site("a.com", 3, t, name="v"))
+    assert "v" in param_rules(lrn)
+    evs = two_hosts("a.com", "www.a.com", 3, t, offset=50, extra=2)
+    evs += [page("www.a.com", "/q", "one", t), page("www.a.com", "/q", "two", t, "?v=1")]
+    learn(lrn, evs)
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://www.a.com/q") != rs.canonicalize("http://www.a.com/q?v=1")
+
+
+def test_host_rules_survive_a_restart_from_the_store(tmp_path):
+    t = Clock()
+    evs = two_hosts("a.com", "www.a.com", 3, t, extra=1)
+    later = [page("a.com", "/about", "a", t), page("www.a.com", "/about", "b", t)]
+    whole = learner()
+    learn(whole, evs)  # flushed where the first process flushes before it stops
+    learn(whole, later)
+    first = learner(rocks_store(str(tmp_path / "s")))
+    learn(first, evs)
+    first.checkpoint()
+    first.close()
+    second = learner(rocks_store(str(tmp_path / "s")))
+    learn(second, later)
+    assert [encode_rule(r) for r in second.rules()] == [encode_rule(r) for r in whole.rules()]
+    assert host_rules(second) == {}

@@ -27,6 +27,16 @@ clusters whose URLs differ only in the scheme (``robots.txt`` often does) veto i
 reads the hosts' http URLs as https (``Rule.canonical_scheme``). Like every name it
 transfers: once ``min_freq`` sites have it, a new site needs one cluster.
 
+Hosts are one more name too (``HOST``): a dup-cluster whose URLs of one path come from
+two hosts of a site (``www.x.com`` and ``x.com``, ``img1.x.com`` and ``img.x.com``) is
+evidence that the pair serves one page under both, and two clusters whose URLs differ
+only in that host veto it. Its rule moves the URLs of one host to the other
+(``Rule.canonical_host``; the one with more URLs in the window when it activates), so the
+moved host's URLs then share the other's keys, checked for collisions together. The
+``www.`` toggle transfers like a name (proven on ``min_freq`` sites, a new site needs one
+cluster); any other pair of hosts needs ``min_freq`` clusters of its own. A host that
+another host moves to is never moved itself, so crawlers move a URL once.
+
 A rule is published per site and name (``p-`` ids), scoped to the hosts where the
 parameter varied, and retired when its last cluster of evidence leaves the window or a
 collision vetoes it. Crawlers drop the parameters before any rewrite rule
@@ -41,7 +51,7 @@ from collections.abc import Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import drop_params, query_pairs, to_https
+from ..rules.params import drop_params, query_pairs, to_host, to_https
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host, split_authority
 from ..state.store import Store
@@ -51,6 +61,9 @@ from .lifecycle import Clock
 
 CANDIDATE, VETOED = "candidate", "vetoed"
 SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
+HOST = "=host"  # the host as a name (observed)
+PAIR = "=host:"  # + "a US b": the hypothesis "hosts a and b serve one page", a < b
+WWW = "=host:www."  # the transfer class of every pair (x, www.x)
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
 MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
 MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
@@ -68,9 +81,28 @@ class ParamObs(msgspec.Struct, array_like=True, gc=False):
 
 
 def _pairs(url: str) -> list[tuple[str, str]]:
-    """The query's (name, value) pairs, and the scheme as one more."""
+    """The query's (name, value) pairs, and the scheme and the host as two more."""
     scheme = _scheme(url)
-    return ([(SCHEME, scheme)] if scheme is not None else []) + query_pairs(url)
+    return ([(SCHEME, scheme), (HOST, host_of(url))] if scheme is not None else []) + query_pairs(url)
+
+
+def pair_name(a: str, b: str) -> str:
+    return PAIR + "\x1f".join(sorted((a, b)))
+
+
+def pair_hosts(name: str) -> tuple[str, str]:
+    a, _, b = name[len(PAIR) :].partition("\x1f")
+    return a, b
+
+
+def transfer_class(name: str) -> str:
+    """What other sites' evidence about ``name`` says something about: the name itself, or
+    for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business)."""
+    if name.startswith(PAIR):
+        a, b = pair_hosts(name)
+        if b == "www." + a or a == "www." + b:
+            return WWW
+    return name
 
 
 def _address(url: str, site: str) -> str:
@@ -96,6 +128,7 @@ class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     updated: float = 0.0
     pub: list[str] = []  # hosts as last published
     support: int = 0  # n as last published
+    target: str = ""  # a pair of hosts: the one the other moves to, while active
 
 
 def _scheme(url: str) -> str | None:
@@ -123,6 +156,13 @@ class ParamRules:
         self.names = store.table("pname")  # name -> [sites active, sites vetoed]
         self.drops = store.table("pdrop")  # host -> names dropped there, in activation order
         self.site_hosts = store.table("phosts")  # site -> its hosts seen in dup-clusters (the scheme rule's scope)
+        # host -> the host its URLs move to (an active pair), and its inverse; few, and read
+        # for every URL, so kept in memory as well
+        self._moves_t = store.table("pmove")
+        self.moves: dict[str, str] = dict(self._moves_t.items())
+        self.members: dict[str, list[str]] = {}
+        for moved, target in sorted(self.moves.items()):
+            self.members.setdefault(target, []).append(moved)
         # host -> key under its dropped names -> [cluster, URLs]: derived from the host's
         # validation URLs, rebuilt when lost, least recently used hosts dropped past the cap
         self._index: OrderedDict[str, dict[str, list]] = OrderedDict()
@@ -164,7 +204,11 @@ class ParamRules:
         fresh = []
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
-            absent = s[0] < o.paths[a] + o.blind and name != SCHEME  # every URL has a scheme
+            if name == HOST:  # every URL has one: two of them are the evidence
+                if len(s) <= 2:
+                    continue
+                name = pair_name(s[1], s[2])
+            absent = s[0] < o.paths[a] + o.blind and name != SCHEME and not name.startswith(PAIR)
             which = a.partition("\x00")[0] + "\x00" + name
             if which not in o.varied and which not in fresh and (absent or len(s) > 2):
                 fresh.append(which)
@@ -172,7 +216,7 @@ class ParamRules:
         self.obs[cid] = o
         for which in fresh:
             wsite, _, name = which.partition("\x00")
-            self._evidence(wsite, name, +1, host if wsite == site else None)
+            self._evidence(wsite, name, +1, host if wsite == site and not name.startswith(PAIR) else None)
         for name in names:
             if site + "\x00" + name in o.varied and site + "\x00" + name not in fresh:
                 self._scope(site, name, host)
@@ -242,11 +286,13 @@ class ParamRules:
     def need(self, name: str) -> int:
         """Clusters of a site's own evidence before it drops ``name``: ``min_freq``, or
         one when other sites have proven the name (transfer)."""
-        active, vetoed = self.names.get(name) or (0, 0)
+        active, vetoed = self.names.get(transfer_class(name)) or (0, 0)
         return 1 if active >= self.min_freq and vetoed * 10 <= active else self.min_freq
 
     # ------------------------------------------------------------------ decisions
     def _activate(self, site: str, name: str, ev: ParamEv) -> None:
+        if name.startswith(PAIR):
+            return self._activate_pair(site, name, ev)
         if name == SCHEME:
             ev.hosts.extend(h for h in self.site_hosts.get(site) or () if h not in ev.hosts)
         for h in ev.hosts:
@@ -277,16 +323,52 @@ class ParamRules:
             self._veto(site, name, ev)
         self.ev[key] = ev
 
+    def _activate_pair(self, site: str, name: str, ev: ParamEv) -> None:
+        """Move one host of the pair to the other, unless a host already moves (it waits:
+        a URL is moved once) or the moved URLs would share a key with another cluster's."""
+        a, b = pair_hosts(name)
+        size = {h: len(self.host_urls.of(h)) for h in (a, b)}
+        target, moved = sorted((a, b), key=lambda h: (-size[h], len(h), h))
+        if self.moves.get(target) or self.moves.get(moved) or self.members.get(moved):
+            return
+        members = list(self.members.get(target) or ())
+        if not self._collision_free(target, self._dropped(target), members + [moved]):
+            self._veto(site, name, ev)
+            return
+        self.moves[moved] = self._moves_t[moved] = target
+        self.members[target] = sorted(members + [moved])  # the order a restart rebuilds
+        self._forget_index(target)
+        ev.hosts, ev.target = [moved], target
+        self._name_stats(transfer_class(name), +1, 0)
+        self._publish(site, name, ev, ACTIVE)
+
     def _veto(self, site: str, name: str, ev: ParamEv) -> None:
         if ev.status == ACTIVE:
             self._retire(site, name, ev, VETOED)
         else:
             ev.status = VETOED
-        self._name_stats(name, 0, +1)
+        self._name_stats(transfer_class(name), 0, +1)
         self.ev[site + "\x00" + name] = ev
 
     def _retire(self, site: str, name: str, ev: ParamEv, status: str) -> None:
-        self._name_stats(name, -1, 0)
+        self._name_stats(transfer_class(name), -1, 0)
+        if name.startswith(PAIR):
+            for h in ev.hosts:
+                self.moves.pop(h, None)
+                self._moves_t.pop(h)
+                left = [m for m in self.members.get(ev.target) or () if m != h]
+                if left:
+                    self.members[ev.target] = left
+                else:
+                    self.members.pop(ev.target, None)
+            self._forget_index(ev.target)
+            self._publish(site, name, ev, status)
+            ev.target = ""
+            for h in ev.hosts:  # its own names hold again, on its own URLs
+                names = self.drops.get(h)
+                if names and self._build_index(h, names) is None:
+                    self._recheck(h, list(names))
+            return
         for h in ev.hosts:
             d = self._dropped(h)
             if name in d:
@@ -309,8 +391,9 @@ class ParamRules:
             hosts=ev.pub,
             context="",
             transformation="",
-            drop_param=msgspec.UNSET if name == SCHEME else name,
+            drop_param=msgspec.UNSET if name == SCHEME or name.startswith(PAIR) else name,
             canonical_scheme="https" if name == SCHEME else msgspec.UNSET,
+            canonical_host=ev.target if name.startswith(PAIR) else msgspec.UNSET,
             support=ev.support,
             freq=ev.support,
             version=ev.version,
@@ -326,12 +409,22 @@ class ParamRules:
     def _dropped(self, host: str) -> list[str]:
         return list(self.drops.get(host) or ())
 
-    def _collision_free(self, host: str, names: list[str]) -> bool:
+    def _group(self, host: str, members: list[str] | None = None) -> list[tuple[str, dict[str, str]]]:
+        """The validation URLs keyed under ``host``'s names: its own, and those of the
+        hosts that move to it (``members``: instead of the current ones)."""
+        if members is None:
+            members = list(self.members.get(host) or ())
+        return [(h, self.host_urls.of(h)) for h in [host] + members]
+
+    def _collision_free(self, host: str, names: list[str], members: list[str] | None = None) -> bool:
+        if members is None and self.moves.get(host):
+            return True  # its URLs are keyed on the host they move to, under that one's names
         keys: dict[str, str] = {}
-        for url, cid in self.host_urls.of(host).items():
-            k = key_of(url, names)
-            if keys.setdefault(k, cid) != cid:
-                return False
+        for h, urls in self._group(host, members):
+            for url, cid in urls.items():
+                k = key_of(url if h == host else to_host(url, host), names)
+                if keys.setdefault(k, cid) != cid:
+                    return False
         return True
 
     def _set_drops(self, host: str, names: list[str]) -> None:
@@ -348,17 +441,19 @@ class ParamRules:
             self._size -= len(idx)
 
     def _build_index(self, host: str, names: list[str]) -> dict[str, list] | None:
-        """The host's keys from its validation URLs as they are now; None on a collision."""
+        """The keys of the host's validation URLs (and its members') as they are now; None
+        on a collision."""
         idx: dict[str, list] = {}
-        for url, cid in self.host_urls.of(host).items():
-            k = key_of(url, names)
-            e = idx.get(k)
-            if e is None:
-                idx[k] = [cid, 1]
-            elif e[0] != cid:
-                return None
-            else:
-                e[1] += 1
+        for h, urls in self._group(host):
+            for url, cid in urls.items():
+                k = key_of(url if h == host else to_host(url, host), names)
+                e = idx.get(k)
+                if e is None:
+                    idx[k] = [cid, 1]
+                elif e[0] != cid:
+                    return None
+                else:
+                    e[1] += 1
         self._index[host] = idx
         self._size += len(idx)
         while self._size > self.host_urls.cap and len(self._index) > 1:
@@ -369,10 +464,16 @@ class ParamRules:
     def count_url(self, url: str, host: str, cid: str, delta: int) -> None:
         """A validation URL came (+1) or went (-1), already added to or removed from the
         host's URLs: its key under the host's dropped names is counted; a key shared with
-        another cluster vetoes what made it."""
+        another cluster vetoes what made it. A moved host's URLs count on the host they
+        move to."""
+        target = self.moves.get(host)
+        if target:
+            url, host = to_host(url, target), target
         names = self.drops.get(host)
         if not names:
-            return
+            if not self.members.get(host):
+                return
+            names = []
         idx = self._index.get(host)
         if idx is None:  # built from the URLs as they are now, this one included or gone
             if self._build_index(host, names) is None:
@@ -399,11 +500,12 @@ class ParamRules:
     def _recheck(self, host: str, names: list[str]) -> None:
         """Two clusters share a key: keep the host's names, oldest first, while they stay
         collision-free (the URL that collided is among the host's URLs already); veto the
-        rest on their sites."""
+        rest on their sites. Then the hosts that move to it, in name order, under the names
+        kept."""
         site = site_of_host(host)
         kept: list[str] = []
         for name in names:
-            if self._collision_free(host, kept + [name]):
+            if self._collision_free(host, kept + [name], []):
                 kept.append(name)
                 continue
             key = site + "\x00" + name
@@ -411,6 +513,15 @@ class ParamRules:
             if ev is not None:
                 self._veto(site, name, ev)  # also removes it from its other hosts
         self._set_drops(host, kept)
+        ok: list[str] = []
+        for m in list(self.members.get(host) or ()):
+            if self._collision_free(host, kept, ok + [m]):
+                ok.append(m)
+                continue
+            name = pair_name(host, m)
+            ev = self.ev.get(site + "\x00" + name)
+            if ev is not None:
+                self._veto(site, name, ev)
 
     # ------------------------------------------------------------------ reading
     def rules(self) -> list[Rule]:
