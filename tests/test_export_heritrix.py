@@ -1,0 +1,144 @@
+"""The Heritrix export (dustonline/rules/export/heritrix.py, issue 19 item 4) applied by
+Heritrix itself: clients/heritrix-check loads each exported fragment with Spring and the
+heritrix-engine jars from Maven Central, gives each URL its Sheets with the real
+SheetOverlaysManager (SURT prefixes) and keys it with FrontierPreparer.prepare, the
+already-seen key of a crawl. Every key of a URL whose key no skipped rule decides must be
+RuleSet.canonicalize's key of the same URI string (Heritrix's UURI form of the URL).
+
+The rule sets: every set of clients/conformance/cases.jsonl over its URLs, and the rules
+learned on the bundled sample over every URL of the sample. DUSTONLINE_SKIP_JAVA=1 skips
+the test (no Maven); otherwise a missing Maven fails it."""
+
+import json
+import os
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from dustonline.rules.export import Export, load
+from dustonline.rules.ruleset import ACTIVE, Rule, RuleSet
+from dustonline.rules.urls import host_of, light_normalize
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = ROOT / "clients" / "heritrix-check"
+CASES = ROOT / "clients" / "conformance" / "cases.jsonl"
+
+
+def conformance_sets() -> dict[str, tuple[list[Rule], list[str]]]:
+    sets: dict[str, tuple[list[Rule], list[str]]] = {}
+    for line in CASES.read_text().splitlines():
+        rec = json.loads(line)
+        if "set" not in rec:
+            continue
+        rules, urls = sets.setdefault(rec["set"], ([], []))
+        if "rule" in rec:
+            rules.append(Rule(**rec["rule"]))
+        elif "url" in rec:
+            urls.append(rec["url"])
+    return sets
+
+
+def sample_rules_and_urls() -> tuple[list[Rule], list[str]]:
+    from dustonline import OnlineLearner
+    from dustonline.events.readers import Rejected, read_events
+
+    learner = OnlineLearner()
+    urls = []
+    for ev in read_events([str(resources.files("dustonline") / "data" / "sample-stream.jsonl.gz")]):
+        if not isinstance(ev, Rejected):
+            learner.learn_one(ev)
+            urls.append(ev.url)
+    learner.flush()
+    return learner.ruleset().rules(), list(dict.fromkeys(urls))
+
+
+def covered(rules: list[Rule], exp: Export):
+    """The URLs whose key no skipped rule decides: the rule set without the skipped rules
+    gives them the key the whole set gives."""
+    out = {s.rule_id for s in exp.skipped}
+    whole = RuleSet(r for r in rules if r.status == ACTIVE)
+    kept = RuleSet(r for r in rules if r.status == ACTIVE and r.id not in out)
+    return lambda uri: whole.canonicalize(uri) == kept.canonicalize(uri)
+
+
+def heritrix_keys(jobs: dict[str, tuple[str, list[str]]], tmp: Path) -> dict[str, list[dict]]:
+    """{name: (fragment, urls)} -> {name: records}: one JVM run for all."""
+    mvn = shutil.which("mvn")
+    assert mvn, "the Heritrix check needs Maven and a JDK 17 (Debian: apt-get install maven)"
+    args = []
+    for name, (text, urls) in jobs.items():
+        (tmp / f"{name}.xml").write_text(text)
+        (tmp / f"{name}.urls").write_text("".join(json.dumps(u) + "\n" for u in urls))
+        args += [str(tmp / f"{name}.xml"), str(tmp / f"{name}.urls"), str(tmp / f"{name}.out")]
+    proc = subprocess.run(
+        [mvn, "-q", "-B", "compile", "exec:java", "-Dexec.args=" + " ".join(args)],
+        cwd=CHECK,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
+    return {name: [json.loads(line) for line in (tmp / f"{name}.out").read_text().splitlines()] for name in jobs}
+
+
+def test_heritrix_keys_are_rulesets_keys(tmp_path):
+    if os.environ.get("DUSTONLINE_SKIP_JAVA"):
+        pytest.skip("DUSTONLINE_SKIP_JAVA is set")
+    export = load("heritrix")
+    sets = conformance_sets()
+    sets["learned-on-sample"] = sample_rules_and_urls()
+    exports = {name: export(rules) for name, (rules, _) in sets.items()}
+    out = heritrix_keys({name: (exports[name].text, urls) for name, (_, urls) in sets.items()}, tmp_path)
+
+    figures = {}
+    disagree = []
+    for name, (rules, urls) in sets.items():
+        exp, recs = exports[name], out[name]
+        assert [r["url"] for r in recs] == urls
+        whole = RuleSet(r for r in rules if r.status == ACTIVE)
+        out_ids = {s.rule_id for s in exp.skipped}
+        ruled = {h.lower() for r in whole.rules() if r.id not in out_ids for h in r.hosts}
+        is_covered = covered(rules, exp)
+        n = dict.fromkeys(("no-uri", "not-http", "no-rules", "skipped-rule", "escapes", "escapes-agree"), 0)
+        n.update(urls=len(urls), exact=0, normalized=0)
+        for rec in recs:
+            if "error" in rec:  # UURIFactory refuses it: Heritrix never crawls it
+                n["no-uri"] += 1
+                continue
+            uri = rec["uuri"]
+            if not uri.startswith(("http://", "https://")):
+                n["not-http"] += 1  # SURT prefixes are per scheme; the export writes http(s) ones
+                continue
+            host = host_of(uri)
+            # the Sheet of exactly the URI's host, through its SURT prefix
+            assert rec["sheets"] == ([f"dust.sheet.{host}"] if host in ruled else []), rec
+            if host not in ruled:
+                n["no-rules"] += 1  # no rule exported for its host: the crawl's own policy keys it
+                continue
+            if not is_covered(uri):
+                n["skipped-rule"] += 1
+                continue
+            key = whole.canonicalize(uri)
+            if uri != light_normalize(uri):
+                # %-escapes light normalization changes (%7e, %5F, a bare %): RuleSet tries
+                # the rules on the normalized URI too, and normalizes the key; a chain of
+                # regexes cannot decode escapes, and Heritrix's UURI keeps them
+                n["escapes"] += 1
+                n["escapes-agree"] += light_normalize(rec["key"]) == key
+            elif rec["key"] == key:
+                n["exact"] += 1
+            elif light_normalize(rec["key"]) == key:
+                n["normalized"] += 1  # a rule's output with a bare % (or %7e): RuleSet escapes it
+            else:
+                disagree.append((name, rec["url"], uri, rec["key"], key))
+        n["rules"], n["skipped"] = len(rules), len(exp.skipped)
+        figures[name] = n
+    print(json.dumps(figures))
+    print("\n".join(map(repr, disagree)))
+    assert disagree == []
+    sample = figures["learned-on-sample"]
+    assert sample["rules"] > 50 and sample["exact"] > 10_000 and sample["normalized"] == 0
+    assert sum(f["exact"] for f in figures.values()) > sample["exact"] + 100
