@@ -227,6 +227,23 @@ def test_a_name_proven_on_other_sites_is_adopted_on_one_cluster_but_still_vetoed
     assert "e.com" not in e_hosts
 
 
+def test_a_site_that_saw_a_name_before_it_was_proven_adopts_it_when_it_is():
+    """Crawl order says nothing about a name: a site's one cluster of evidence counts as
+    much when other sites prove the name later as when they proved it earlier; and its own
+    counter-evidence still vetoes it then."""
+    t = Clock()
+    lrn = learner()
+    learn(lrn, tracked_site("d.com", 1, t, name="fbclid"))
+    evs = [page("e.com", "/x", "one", t), page("e.com", "/x", "two", t, "?fbclid=2")]
+    learn(lrn, evs + tracked_site("e.com", 1, t, name="fbclid"))
+    assert param_rules(lrn) == {}
+    for host in ("a.com", "b.org", "c.net"):
+        learn(lrn, tracked_site(host, 3, t, name="fbclid"))
+    hosts = set(param_rules(lrn)["fbclid"]) if "fbclid" in param_rules(lrn) else set()
+    by_site = {h for r in lrn.rules() if r.drop_param == "fbclid" for h in r.hosts}
+    assert {"a.com", "b.org", "c.net", "d.com"} <= by_site and "e.com" not in by_site, (hosts, by_site)
+
+
 def test_unknown_names_need_the_full_evidence_on_a_new_site():
     t = Clock()
     lrn = learner()
@@ -484,3 +501,45 @@ def test_host_rules_survive_a_restart_from_the_store(tmp_path):
     learn(second, later)
     assert [encode_rule(r) for r in second.rules()] == [encode_rule(r) for r in whole.rules()]
     assert host_rules(second) == {}
+
+
+@pytest.mark.parametrize(
+    "values,shape",
+    [
+        (["e0a4727a5c9421107fcc92d18ba8117b", "8c6141401547e649cb24ba3558ea5f19"], "=token:hex:32"),
+        (["XMbOyyf7CMW5SQRh"], "=token:alnum:16"),
+        (["Cj0KCQxJHWjkXz43wQ-W3vw_EKJ2", "Cj0KCQPouJFTCB_wDFAv"], "=token:b64:var"),
+        (["newsletter", "google"], ""),  # words may select content
+        (["123456789", "987654321"], ""),  # so may numbers
+        (["a1b2c3"], ""),  # too short to be random
+        (["abc%20def123"], ""),
+        ([], ""),
+    ],
+)
+def test_token_shapes(values, shape):
+    from dustonline.learner.params import token_shape
+
+    assert token_shape(values) == shape
+
+
+def test_a_new_name_whose_values_are_shaped_like_proven_ones_is_adopted_on_one_cluster():
+    """Session ids called differently on every site: the shape of their values transfers
+    (three sites prove "=token:hex:32"), a word-valued name does not."""
+    t = Clock()
+    lrn = learner()
+    for i, host in enumerate(("a.com", "b.org", "c.net")):
+        learn(lrn, session_site(host, f"sess{i}", 3, t))
+    assert lrn.params.need("zzsid", "=token:hex:32") == 1 and lrn.params.need("zzsid") == 3
+    learn(lrn, session_site("d.com", "zzsid", 1, t))
+    assert "d.com" in {h for r in lrn.rules() if r.drop_param == "zzsid" for h in r.hosts}
+    learn(lrn, tracked_site("e.com", 1, t, name="campaign"))  # shorter hex values: a shape proven nowhere
+    assert "campaign" not in param_rules(lrn)
+
+
+def session_site(host: str, name: str, pages: int, t: Clock):
+    rng = Random(host + name)
+    evs = []
+    for i in range(pages):
+        evs.append(page(host, f"/s/{i}", "", t))
+        evs.append(page(host, f"/s/{i}", "", t, f"?{name}={rng.randrange(16**32):032x}"))
+    return evs

@@ -51,7 +51,7 @@ from collections.abc import Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import drop_params, query_pairs, to_host, to_https
+from ..rules.params import BARE, drop_params, query_pairs, to_host, to_https
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host, split_authority
 from ..state.store import Store
@@ -95,6 +95,35 @@ def pair_hosts(name: str) -> tuple[str, str]:
     return a, b
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+
+def token_shape(values) -> str:
+    """The shape of a parameter's values when they are random tokens (session, click and
+    tracking ids: 8+ characters mixing digits and letters), as a transfer class: a name
+    whose values look like one another's is the same kind of parameter on every site
+    ("=token:hex:32"), whatever the site calls it. Words and numbers have no shape: a
+    word may select content (``lang=fr``), and so may a number (``id=123456789``)."""
+    kinds, lengths = set(), set()
+    for v in values:
+        if v == BARE or len(v) < 8 or not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+            return ""
+        if all(c in _HEX for c in v):
+            kinds.add("hex")
+        elif v.isascii() and v.isalnum():
+            kinds.add("alnum")
+        elif all(c in _TOKEN for c in v):
+            kinds.add("b64")
+        else:
+            return ""
+        lengths.add(len(v))
+    if not kinds:
+        return ""
+    kind = "b64" if "b64" in kinds else "alnum" if "alnum" in kinds else "hex"
+    return f"=token:{kind}:{lengths.pop() if len(lengths) == 1 else 'var'}"
+
+
 def transfer_class(name: str) -> str:
     """What other sites' evidence about ``name`` says something about: the name itself, or
     for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business)."""
@@ -129,6 +158,7 @@ class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     pub: list[str] = []  # hosts as last published
     support: int = 0  # n as last published
     target: str = ""  # a pair of hosts: the one the other moves to, while active
+    shape: str = ""  # its values' token shape when it first varied (a second transfer class)
 
 
 def _scheme(url: str) -> str | None:
@@ -153,7 +183,10 @@ class ParamRules:
     ):
         self.obs = store.table("pobs", type=ParamObs)
         self.ev = store.table("pev", type=ParamEv)
-        self.names = store.table("pname")  # name -> [sites active, sites vetoed]
+        self.names = store.table("pname")  # name (transfer class) -> [sites active, sites vetoed]
+        # transfer class NUL site NUL name -> 1: candidates with evidence short of min_freq,
+        # activated when their class becomes proven on other sites
+        self.waiting = store.table("pwait")
         self.drops = store.table("pdrop")  # host -> names dropped there, in activation order
         self.site_hosts = store.table("phosts")  # site -> its hosts seen in dup-clusters (the scheme rule's scope)
         # host -> the host its URLs move to (an active pair), and its inverse; few, and read
@@ -202,6 +235,7 @@ class ParamRules:
             return
         names = self._record(o, address, pairs)
         fresh = []
+        shapes: dict[str, str] = {}
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
             if name == HOST:  # every URL has one: two of them are the evidence
@@ -212,11 +246,15 @@ class ParamRules:
             which = a.partition("\x00")[0] + "\x00" + name
             if which not in o.varied and which not in fresh and (absent or len(s) > 2):
                 fresh.append(which)
+                if not name.startswith("="):
+                    shapes[which] = token_shape(s[1:])
         o.varied.extend(fresh)
         self.obs[cid] = o
         for which in fresh:
             wsite, _, name = which.partition("\x00")
-            self._evidence(wsite, name, +1, host if wsite == site and not name.startswith(PAIR) else None)
+            self._evidence(
+                wsite, name, +1, host if wsite == site and not name.startswith(PAIR) else None, shapes.get(which, "")
+            )
         for name in names:
             if site + "\x00" + name in o.varied and site + "\x00" + name not in fresh:
                 self._scope(site, name, host)
@@ -264,30 +302,48 @@ class ParamRules:
                 site, _, name = which.partition("\x00")
                 self._evidence(site, name, -1, None)
 
-    def _evidence(self, site: str, name: str, delta: int, host: str | None) -> None:
+    def _evidence(self, site: str, name: str, delta: int, host: str | None, shape: str = "") -> None:
         key = site + "\x00" + name
         ev = self.ev.get(key) or ParamEv()
         ev.n += delta
+        if shape and not ev.shape and ev.status == CANDIDATE:  # fixed while it counts in the class
+            ev.shape = shape
         if host is not None and host not in ev.hosts:
             ev.hosts.append(host)
             if ev.status == ACTIVE:
                 self.ev[key] = ev
                 self._scope(site, name, host, ev)
                 return
-        if ev.status == CANDIDATE and ev.n >= self.need(name):
+        if ev.status == CANDIDATE and ev.n >= self.need(name, ev.shape):
             self._activate(site, name, ev)
         elif ev.status == ACTIVE and ev.n <= 0:
             self._retire(site, name, ev, CANDIDATE)
+        for cls in self._classes(name, ev):
+            wkey = cls + "\x00" + key
+            if ev.status == CANDIDATE and ev.n > 0:
+                self.waiting[wkey] = 1
+            elif delta < 0 or ev.status != CANDIDATE:
+                self.waiting.pop(wkey)
         if ev.n <= 0 and ev.status == CANDIDATE and not ev.version:
             self.ev.pop(key)
         else:
             self.ev[key] = ev
 
-    def need(self, name: str) -> int:
+    def need(self, name: str, shape: str = "") -> int:
         """Clusters of a site's own evidence before it drops ``name``: ``min_freq``, or
-        one when other sites have proven the name (transfer)."""
-        active, vetoed = self.names.get(transfer_class(name)) or (0, 0)
-        return 1 if active >= self.min_freq and vetoed * 10 <= active else self.min_freq
+        one when other sites have proven the name, or names of values shaped alike
+        (transfer)."""
+        proven = self._proven(transfer_class(name)) or (shape and self._proven(shape))
+        return 1 if proven else self.min_freq
+
+    @staticmethod
+    def _classes(name: str, ev: ParamEv) -> list[str]:
+        """The transfer classes whose statistics the name's fate on a site counts in."""
+        return [transfer_class(name)] + ([ev.shape] if ev.shape else [])
+
+    def _stats(self, name: str, ev: ParamEv, active: int, vetoed: int) -> None:
+        for cls in self._classes(name, ev):
+            self._name_stats(cls, active, vetoed)
 
     # ------------------------------------------------------------------ decisions
     def _activate(self, site: str, name: str, ev: ParamEv) -> None:
@@ -301,8 +357,9 @@ class ParamRules:
                 return
         for h in ev.hosts:
             self._set_drops(h, self._dropped(h) + [name])
-        self._name_stats(name, +1, 0)
         self._publish(site, name, ev, ACTIVE)
+        self.ev[site + "\x00" + name] = ev  # stored before the name may wake other sites
+        self._stats(name, ev, +1, 0)
 
     def _scope(self, site: str, name: str, host: str, ev: ParamEv | None = None) -> None:
         """``name`` varied on another host of the site: an active rule extends to it if
@@ -339,19 +396,20 @@ class ParamRules:
         self.members[target] = sorted(members + [moved])  # the order a restart rebuilds
         self._forget_index(target)
         ev.hosts, ev.target = [moved], target
-        self._name_stats(transfer_class(name), +1, 0)
         self._publish(site, name, ev, ACTIVE)
+        self.ev[site + "\x00" + name] = ev  # stored before the class may wake other sites
+        self._stats(name, ev, +1, 0)
 
     def _veto(self, site: str, name: str, ev: ParamEv) -> None:
         if ev.status == ACTIVE:
             self._retire(site, name, ev, VETOED)
         else:
             ev.status = VETOED
-        self._name_stats(transfer_class(name), 0, +1)
+        self._stats(name, ev, 0, +1)
         self.ev[site + "\x00" + name] = ev
 
     def _retire(self, site: str, name: str, ev: ParamEv, status: str) -> None:
-        self._name_stats(transfer_class(name), -1, 0)
+        self._stats(name, ev, -1, 0)
         if name.startswith(PAIR):
             for h in ev.hosts:
                 self.moves.pop(h, None)
@@ -401,9 +459,30 @@ class ParamRules:
             updated=ev.updated,
         )
 
-    def _name_stats(self, name: str, active: int, vetoed: int) -> None:
-        a, v = self.names.get(name) or (0, 0)
-        self.names[name] = [a + active, v + vetoed]
+    def _proven(self, cls: str) -> bool:
+        active, vetoed = self.names.get(cls) or (0, 0)
+        return active >= self.min_freq and vetoed * 10 <= active
+
+    def _name_stats(self, cls: str, active: int, vetoed: int) -> None:
+        before = self._proven(cls)
+        a, v = self.names.get(cls) or (0, 0)
+        self.names[cls] = [a + active, v + vetoed]
+        if not before and self._proven(cls):
+            self._wake(cls)
+
+    def _wake(self, cls: str) -> None:
+        """``cls`` is proven now: sites that saw fewer than ``min_freq`` clusters of it
+        adopt it as if it had been proven when their evidence came (the order in which
+        sites are crawled says nothing about the name)."""
+        for wkey, _ in list(self.waiting.items(cls + "\x00")):
+            key = wkey[len(cls) + 1 :]
+            site, _, name = key.partition("\x00")
+            ev = self.ev.get(key)
+            if ev is not None and ev.status == CANDIDATE and ev.n >= self.need(name, ev.shape):
+                self._activate(site, name, ev)
+                self.ev[key] = ev
+            if ev is None or ev.status != CANDIDATE:
+                self.waiting.pop(wkey)
 
     # ------------------------------------------------------------------ counter-evidence
     def _dropped(self, host: str) -> list[str]:
