@@ -378,6 +378,8 @@ def format_rules(rules, width: int = 160) -> str:
                 if r.canonical_scheme
                 else f"read the hosts' URLs on {r.canonical_host}"
                 if r.canonical_host
+                else f"path edit {r.normalize}"
+                if r.normalize
                 else f"{r.context}  ->  {r.transformation}"
             )
         )
@@ -402,6 +404,8 @@ def cmd_explain(args) -> int:
             print(f"reads      http as {rule.canonical_scheme} (no rewrite rule applies to the rest)")
         elif rule.canonical_host:
             print(f"moves      the URL to host {rule.canonical_host} (no other rule applies to the rest)")
+        elif rule.normalize:
+            print(f"edits      the path: {rule.normalize} (no rewrite rule applies to the rest)")
         else:
             print(f"context    {rule.context}")
             print(f"transform  {rule.transformation}")

@@ -40,6 +40,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
             drop_param=last.drop_param,
             canonical_scheme=last.canonical_scheme,
             canonical_host=last.canonical_host,
+            normalize=last.normalize,
             support=0,
             fpr=0.0,
             freq=0,
@@ -49,14 +50,21 @@ def merge(partials: dict[str, Rule]) -> Rule:
         )
     by_sig: dict[tuple, list[tuple[int, Rule]]] = {}
     for p, r in active:
-        sig = (r.context, r.transformation, r.drop_param or "", r.canonical_scheme or "", r.canonical_host or "")
+        sig = (
+            r.context,
+            r.transformation,
+            r.drop_param or "",
+            r.canonical_scheme or "",
+            r.canonical_host or "",
+            r.normalize or "",
+        )
         by_sig.setdefault(sig, []).append((p, r))
 
     def strength(item) -> tuple:
         members = item[1]
         return (sum(r.support for _, r in members), -min(p for p, _ in members))
 
-    (context, transformation, name, scheme, host), members = max(by_sig.items(), key=strength)
+    (context, transformation, name, scheme, host, edit), members = max(by_sig.items(), key=strength)
     rules = [r for _, r in members]
     support = sum(r.support for r in rules)
     bad_pairs = sum(r.fpr * r.support for r in rules)
@@ -68,6 +76,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
         drop_param=name or msgspec.UNSET,
         canonical_scheme=scheme or msgspec.UNSET,
         canonical_host=host or msgspec.UNSET,
+        normalize=edit or msgspec.UNSET,
         support=support,
         fpr=round(bad_pairs / support, 6) if support else 0.0,
         freq=sum(r.freq for r in rules),

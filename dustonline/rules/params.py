@@ -89,3 +89,59 @@ def to_host(url: str, host: str) -> str:
         if colon >= 0:
             port = hostport[colon:]
     return url[:start] + head + host + port + url[end:]
+
+
+TRAILING_SLASH, EMPTY_QUERY, LAST_SEGMENT = "trailing-slash", "empty-query", "last-segment:"
+
+
+def _path_span(url: str) -> tuple[int, int]:
+    """Where the path is: from the end of the authority to the first ``?`` or ``#``."""
+    i = url.find("://")
+    start = 0 if i < 0 else i + 3
+    end = len(url)
+    for ch in "?#":
+        j = url.find(ch, start)
+        if 0 <= j < end:
+            end = j
+    j = url.find("/", start, end)
+    return (end if j < 0 else j), end
+
+
+def check_edit(edit: str) -> bool:
+    """Is ``edit`` a path edit of the format (``Rule.normalize``)?"""
+    if edit in (TRAILING_SLASH, EMPTY_QUERY):
+        return True
+    seg = edit[len(LAST_SEGMENT) :] if edit.startswith(LAST_SEGMENT) else ""
+    return bool(seg) and not any(ch in seg for ch in "/?#")
+
+
+def apply_edits(url: str, edits: Collection[str]) -> str:
+    """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: an
+    empty query (``?`` then nothing, or ``#``) loses its ``?``; a last path segment equal
+    to a ``last-segment:`` literal is removed, the ``/`` before it kept
+    (``/a/index.html`` -> ``/a/``); a path other than ``/`` loses its trailing ``/``."""
+    if EMPTY_QUERY in edits:
+        span = _query(url)
+        if span is not None and span[1] == span[0] + 1:
+            url = url[: span[0]] + url[span[1] :]
+    start, end = _path_span(url)
+    path = url[start:end]
+    cut = path.rfind("/")
+    if cut >= 0 and path[cut + 1 :] and LAST_SEGMENT + path[cut + 1 :] in edits:
+        path = path[: cut + 1]
+    if TRAILING_SLASH in edits and len(path) > 1 and path.endswith("/"):
+        path = path[:-1]
+    return url[:start] + path + url[end:]
+
+
+def applied_edits(url: str, edits: Collection[str]) -> list[str]:
+    """The edits that change ``url``, in the order ``apply_edits`` applies them."""
+    out = []
+    order = [EMPTY_QUERY] + sorted(e for e in edits if e.startswith(LAST_SEGMENT)) + [TRAILING_SLASH]
+    for e in order:
+        if e in edits:
+            nxt = apply_edits(url, (e,))
+            if nxt != url:
+                out.append(e)
+                url = nxt
+    return out

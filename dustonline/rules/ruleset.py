@@ -27,7 +27,7 @@ from typing import IO
 
 import msgspec
 
-from .params import drop_params, query_pairs, to_host, to_https
+from .params import applied_edits, apply_edits, check_edit, drop_params, query_pairs, to_host, to_https
 from .pattern import PatternError, to_re2
 from .pattern import check as check_pattern
 from .urls import host_of, light_normalize, site_of_host
@@ -59,6 +59,10 @@ class Rule(msgspec.Struct, kw_only=True):
     # ``x.com``, a numbered CDN host -> its peer), and are read on it before anything else
     # applies, with that host's rules; left out when unset
     canonical_host: str | msgspec.UnsetType = msgspec.UNSET
+    # a path-edit rule: on ``hosts``, URLs are read with this edit (``trailing-slash``,
+    # ``empty-query``, ``last-segment:<literal>``, rules/params.py ``apply_edits``) after
+    # the parameter rules and before rewrite rules; left out when unset
+    normalize: str | msgspec.UnsetType = msgspec.UNSET
     # the version of the record format (docs/rule.schema.json); absent means 1, and the
     # writer leaves it out at 1 so rules files stay as they were. A reader refuses a record
     # of a version it does not know (``check_format``): its fields may mean something else.
@@ -214,6 +218,10 @@ def _admit(rule: Rule) -> None:
     check_format(rule)
     if rule.canonical_host:
         _admit_host_rule(rule)
+        return
+    if rule.normalize:
+        if not check_edit(rule.normalize) or rule.context or rule.transformation or rule.drop_param:
+            raise RuleError(f"rule {rule.id}: normalize {rule.normalize!r} is not a path edit", "bad-edit", rule.id)
         return
     if rule.drop_param or rule.canonical_scheme:
         return
@@ -394,6 +402,7 @@ class RuleSet:
         self._drops: dict[str, dict[str, Rule]] = {}  # host -> parameter name -> its rule
         self._https: dict[str, Rule] = {}  # host -> its scheme rule
         self._moves: dict[str, Rule] = {}  # host -> its host rule
+        self._edits: dict[str, dict[str, Rule]] = {}  # host -> path edit -> its rule
         self._pre: set[str] = set()
         for r in rules:
             self._add(r)
@@ -428,11 +437,14 @@ class RuleSet:
         drops: dict[str, dict[str, Rule]] = {}
         https: dict[str, Rule] = {}
         moves: dict[str, Rule] = {}
+        edits: dict[str, dict[str, Rule]] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
             name, scheme = cr.rule.drop_param, cr.rule.canonical_scheme
             for h in cr.rule.hosts:
                 if cr.rule.canonical_host:
                     moves.setdefault(h.lower(), cr.rule)
+                elif cr.rule.normalize:
+                    edits.setdefault(h.lower(), {}).setdefault(cr.rule.normalize, cr.rule)
                 elif name:
                     drops.setdefault(h.lower(), {}).setdefault(name, cr.rule)
                 elif scheme:
@@ -444,7 +456,8 @@ class RuleSet:
         self._drops = drops
         self._https = https
         self._moves = moves
-        self._pre = set(drops) | set(https) | set(moves)  # hosts whose URLs are normalized first
+        self._edits = edits
+        self._pre = set(drops) | set(https) | set(moves) | set(edits)  # hosts whose URLs are normalized first
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
@@ -503,6 +516,9 @@ class RuleSet:
         drops = self._drops.get(host)
         if drops:
             u = drop_params(u, drops)
+        edits = self._edits.get(host)
+        if edits:
+            u = apply_edits(u, edits)
         cr, key = decide(u, rules)
         if cr is not None:
             return self._after(key)
@@ -538,6 +554,13 @@ class RuleSet:
                 if first is None:
                     names = {n for n, _ in query_pairs(url)}
                     first = next(r for n, r in drops.items() if n in names)
+                url = out
+        edits = self._edits.get(host)
+        if edits:
+            out = apply_edits(url, edits)
+            if out != url:
+                if first is None:
+                    first = edits[applied_edits(url, edits)[0]]
                 url = out
         return url, first
 
@@ -595,7 +618,11 @@ class RuleSet:
             out = [cr.rule for cr in rules if cr.apply(url) is not None]
         scheme = self._https.get(host)
         pre = [scheme] if scheme is not None and to_https(url) != url else []
-        return pre + [r for n, r in drops.items() if n in names] + out
+        pre += [r for n, r in drops.items() if n in names]
+        edits = self._edits.get(host, {})
+        dropped = drop_params(url, drops) if drops else url
+        pre += [edits[e] for e in applied_edits(dropped, edits)]
+        return pre + out
 
 
 _decoder = msgspec.json.Decoder(Rule)

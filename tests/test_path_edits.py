@@ -1,0 +1,111 @@
+"""Path-edit rules (``Rule.normalize``): a trailing slash, an empty query or a last path
+segment such as ``index.html`` that a site ignores, applied after the parameter rules
+and before rewrite rules (docs/formats.md, Order). The learner's side is in
+tests/test_params.py."""
+
+import pytest
+
+from dustonline.rules.merge import merge
+from dustonline.rules.params import applied_edits, apply_edits, check_edit
+from dustonline.rules.ruleset import RETIRED, Rule, RuleSet
+
+ALL = {"trailing-slash", "empty-query", "last-segment:index.html"}
+
+
+@pytest.mark.parametrize(
+    "url,out",
+    [
+        ("http://x.com/a/", "http://x.com/a"),
+        ("http://x.com/", "http://x.com/"),  # the root keeps its slash
+        ("http://x.com", "http://x.com"),
+        ("http://x.com/a/index.html", "http://x.com/a"),
+        ("http://x.com/index.html", "http://x.com/"),
+        ("http://x.com/a/xindex.html", "http://x.com/a/xindex.html"),  # whole segments only
+        ("http://x.com/index.html/a", "http://x.com/index.html/a"),  # the last one only
+        ("http://x.com/a/?", "http://x.com/a"),
+        ("http://x.com/a?#f", "http://x.com/a#f"),
+        ("http://x.com/a?b", "http://x.com/a?b"),  # a query that is not empty stays
+        ("http://x.com/a/index.html?q=1", "http://x.com/a?q=1"),
+        ("http://x.com/a#/b/", "http://x.com/a#/b/"),  # the fragment is not the path
+        ("http://x.com?", "http://x.com"),
+    ],
+)
+def test_apply_edits(url, out):
+    assert apply_edits(url, ALL) == out
+
+
+def test_edits_apply_in_one_documented_order():
+    assert applied_edits("http://x.com/a/index.html?", ALL) == [
+        "empty-query",
+        "last-segment:index.html",
+        "trailing-slash",
+    ]
+    assert apply_edits("http://x.com/a/index.html", {"last-segment:index.html"}) == "http://x.com/a/"
+    assert apply_edits("http://x.com/a/index.html", {"trailing-slash"}) == "http://x.com/a/index.html"
+
+
+@pytest.mark.parametrize(
+    "edit,ok",
+    [
+        ("trailing-slash", True),
+        ("empty-query", True),
+        ("last-segment:default.aspx", True),
+        ("last-segment:", False),
+        ("last-segment:a/b", False),
+        ("last-segment:a?b", False),
+        ("lowercase", False),
+    ],
+)
+def test_check_edit(edit, ok):
+    assert check_edit(edit) is ok
+
+
+def edit_rule(rid, edit, hosts=("x.com",), **kw):
+    return Rule(id=rid, hosts=list(hosts), context="", transformation="", normalize=edit, support=3, **kw)
+
+
+RULES = [
+    edit_rule("e-slash", "trailing-slash"),
+    edit_rule("e-index", "last-segment:index.html"),
+    Rule(id="p", hosts=["x.com"], context="", transformation="", drop_param="sid", support=3),
+    Rule(id="h", hosts=["www.x.com"], context="", transformation="", canonical_host="x.com", support=3),
+    Rule(
+        id="r",
+        hosts=["x.com"],
+        context=r"^http\:\/\/x\.com\/news\/([0-9]+)\/$",
+        transformation="http://x.com/n/$1",
+        support=9,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "url,key,decides",
+    [
+        ("http://www.x.com/a/index.html?sid=1", "http://x.com/a", "p"),
+        ("http://x.com/a/", "http://x.com/a", "e-slash"),
+        ("http://x.com/a/index.html", "http://x.com/a", "e-index"),
+        # a rewrite rule learned with the slash in its context still decides: tried on the
+        # URL as given when none applies to the edited one
+        ("http://x.com/news/7/", "http://x.com/n/7", "r"),
+        ("http://other.com/a/", "http://other.com/a/", None),
+    ],
+)
+def test_path_edits_come_after_parameters_and_before_rewrites(url, key, decides):
+    rs = RuleSet(RULES)
+    assert rs.canonicalize(url) == key
+    rule, k = rs.explain(url)
+    assert k == key and (rule.id if rule else None) == decides
+    assert rs.canonicalize(key) == key
+
+
+def test_a_bad_edit_from_outside_is_refused_and_a_retired_one_stops():
+    rs = RuleSet([edit_rule("e", "last-segment:../x"), *RULES])
+    assert rs.refused == {"bad-edit": 1}
+    assert rs.upsert(edit_rule("e-slash", "trailing-slash", status=RETIRED, version=2))
+    assert rs.canonicalize("http://x.com/a/") == "http://x.com/a/"
+
+
+def test_partitions_merge_edit_rules_by_their_edit():
+    m = merge({"0": edit_rule("e", "trailing-slash"), "1": edit_rule("e", "trailing-slash", hosts=["www.x.com"])})
+    assert m.normalize == "trailing-slash" and m.hosts == ["www.x.com", "x.com"] and m.support == 6
