@@ -20,6 +20,9 @@ public final class CompiledRule {
 
     CompiledRule(Rule rule) {
         this.rule = rule;
+        if (rule.isHostRule()) { // a host rule from outside moves URLs: checked as Python checks it
+            HostRules.admit(rule);
+        }
         try {
             this.pattern = Pattern.compile(rule.context, Pattern.UNIX_LINES);
         } catch (PatternSyntaxException e) {

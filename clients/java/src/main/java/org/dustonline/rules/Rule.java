@@ -35,12 +35,21 @@ public final class Rule {
     public final String dropParam;
     /** null when the record has none. */
     public final String canonicalScheme;
+    /** A host rule's target (Python's {@code canonical_host}): null when the record has none. */
+    public final String canonicalHost;
     /** null when the record has none (format 1). */
     public final Long format;
 
     public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
             long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
             Long format) {
+        this(id, hosts, context, transformation, support, fpr, freq, version, status, updated, dropParam,
+                canonicalScheme, null, format);
+    }
+
+    public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
+            long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
+            String canonicalHost, Long format) {
         this.id = id;
         this.hosts = Collections.unmodifiableList(new ArrayList<>(hosts));
         this.context = context;
@@ -53,11 +62,17 @@ public final class Rule {
         this.updated = updated;
         this.dropParam = dropParam;
         this.canonicalScheme = canonicalScheme;
+        this.canonicalHost = canonicalHost;
         this.format = format;
     }
 
     public boolean isActive() {
         return ACTIVE.equals(status);
+    }
+
+    /** A host rule: a non-empty {@code canonical_host} (an empty one is no host rule, as in Python). */
+    public boolean isHostRule() {
+        return canonicalHost != null && !canonicalHost.isEmpty();
     }
 
     /** A rule record from one JSON line (a rules file's line, a rules topic message's value). */
@@ -93,7 +108,8 @@ public final class Rule {
         return new Rule(id, hosts, str(n, "context", null, true), str(n, "transformation", null, true),
                 integer(n, "support", 0L), number(n, "fpr", 0.0), integer(n, "freq", 0L), integer(n, "version", 1L),
                 str(n, "status", ACTIVE, false), number(n, "updated", 0.0), str(n, "drop_param", null, false),
-                str(n, "canonical_scheme", null, false), n.has("format") ? integer(n, "format", 1L) : null);
+                str(n, "canonical_scheme", null, false), str(n, "canonical_host", null, false),
+                n.has("format") ? integer(n, "format", 1L) : null);
     }
 
     private static RuleException bad(String what) {

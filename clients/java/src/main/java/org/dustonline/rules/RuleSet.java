@@ -23,8 +23,12 @@ import java.util.logging.Logger;
  * the order in docs/formats.md, "Rules"). Immutable once built, so a subscriber can swap
  * in a new one while crawler threads use the old.
  *
+ * <p>A host rule ({@code canonical_host}) comes first of all: a URL of its host is read on
+ * the canonical host, and that host's scheme, parameter and rewrite rules apply; once, so
+ * a cycle of host rules cannot loop.
+ *
  * <p>Refused records (an unknown {@code format}, a context Java cannot compile, a bad
- * transformation) are skipped, logged with the rule id and reason, and counted in
+ * transformation, a host rule to a bad or foreign host) are skipped, logged with the rule id and reason, and counted in
  * {@link #refused()}. Contexts are not checked against the linear-time grammar here: load
  * rules a dustonline learner wrote (docs/formats.md, "Context grammar").
  */
@@ -39,6 +43,7 @@ public final class RuleSet {
     private final Map<String, List<CompiledRule>> byHost = new HashMap<>();
     private final Map<String, Map<String, Rule>> drops = new HashMap<>();
     private final Map<String, Rule> https = new HashMap<>();
+    private final Map<String, Rule> moves = new HashMap<>(); // host -> its host rule
     private final Set<String> pre;
     private final Map<String, Integer> refused;
     private final List<String> refusedRules;
@@ -54,7 +59,9 @@ public final class RuleSet {
             String scheme = cr.rule.canonicalScheme;
             for (String h : cr.rule.hosts) {
                 String host = Urls.lower(h);
-                if (name != null && !name.isEmpty()) {
+                if (cr.rule.isHostRule()) {
+                    moves.putIfAbsent(host, cr.rule);
+                } else if (name != null && !name.isEmpty()) {
                     drops.computeIfAbsent(host, k -> new LinkedHashMap<>()).putIfAbsent(name, cr.rule);
                 } else if (scheme != null && !scheme.isEmpty()) {
                     if (scheme.equals("https")) { // the one scheme rule there is; others are left out
@@ -67,6 +74,7 @@ public final class RuleSet {
         }
         java.util.HashSet<String> p = new java.util.HashSet<>(drops.keySet());
         p.addAll(https.keySet());
+        p.addAll(moves.keySet());
         this.pre = p;
     }
 
@@ -223,10 +231,15 @@ public final class RuleSet {
     /** The canonical key of {@code url}: the same string Python's RuleSet gives. */
     public String canonicalize(String url) {
         String host = Urls.hostOf(url);
-        List<CompiledRule> rules = rulesOf(host);
         if (pre.isEmpty()) {
-            return decide(url, rules).key;
+            return decide(url, rulesOf(host)).key;
         }
+        Rule move = moves.get(host);
+        if (move != null) { // the URL is read on the canonical host, and is given as that
+            host = move.canonicalHost;
+            url = HostRules.toHost(url, host);
+        }
+        List<CompiledRule> rules = rulesOf(host);
         if (!pre.contains(host)) { // a host without parameter or scheme rules
             Decision d = decide(url, rules);
             return d.rule == null ? d.key : after(d.key); // only a rewrite moves a URL to another host
@@ -240,14 +253,20 @@ public final class RuleSet {
         if (d.rule != null) {
             return after(d.key);
         }
-        return u.equals(url) ? d.key : explain(url).key;
+        return u.equals(url) ? d.key : explainOn(url, host).key; // on this host: not moved again
     }
 
-    /** The key with its own host's scheme and parameter rules applied. */
+    /** The key with its own host's host, scheme and parameter rules applied: a rewrite rule
+     * may move a URL to another host, whose rules then hold. */
     private String after(String key) {
         String host = Urls.hostOf(key);
         if (!pre.contains(host)) {
             return key;
+        }
+        Rule move = moves.get(host);
+        if (move != null) {
+            host = move.canonicalHost;
+            return Urls.lightNormalize(prepare(HostRules.toHost(key, host), host).url);
         }
         Prepared p = prepare(key, host);
         return p.first == null ? key : Urls.lightNormalize(p.url);
@@ -304,9 +323,22 @@ public final class RuleSet {
         }
     }
 
-    /** The rule that decides {@code url} and the key (Python's {@code RuleSet.explain}). */
+    /** The rule that decides {@code url} and the key (Python's {@code RuleSet.explain}): the
+     * rewrite rule, or else the first scheme or parameter rule that changed the URL, or else
+     * the host rule that moved it to another host. */
     public Explanation explain(String url) {
         String host = Urls.hostOf(url);
+        Rule move = moves.get(host);
+        if (move == null) {
+            return explainOn(url, host);
+        }
+        host = move.canonicalHost;
+        Explanation e = explainOn(HostRules.toHost(url, host), host);
+        return e.rule == null ? new Explanation(move, e.key) : e;
+    }
+
+    /** explain for {@code url} as given on {@code host}, its host rule (if any) applied already. */
+    private Explanation explainOn(String url, String host) {
         List<CompiledRule> rules = rulesOf(host);
         if (!pre.contains(host)) {
             Decision d = decide(url, rules);
