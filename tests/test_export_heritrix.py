@@ -13,91 +13,17 @@ import json
 import os
 import shutil
 import subprocess
-from importlib import resources
 from pathlib import Path
 
 import pytest
+from export_sets import conformance_sets, covered, host_rule_set, sample_rules_and_urls
 
-from dustonline.rules.export import Export, load
-from dustonline.rules.ruleset import ACTIVE, Rule, RuleSet
+from dustonline.rules.export import load
+from dustonline.rules.ruleset import ACTIVE, RuleSet
 from dustonline.rules.urls import host_of, light_normalize
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = ROOT / "clients" / "heritrix-check"
-CASES = ROOT / "clients" / "conformance" / "cases.jsonl"
-
-
-def conformance_sets() -> dict[str, tuple[list[Rule], list[str]]]:
-    sets: dict[str, tuple[list[Rule], list[str]]] = {}
-    for line in CASES.read_text().splitlines():
-        rec = json.loads(line)
-        if "set" not in rec:
-            continue
-        rules, urls = sets.setdefault(rec["set"], ([], []))
-        if "rule" in rec:
-            rules.append(Rule(**rec["rule"]))
-        elif "url" in rec:
-            urls.append(rec["url"])
-    return sets
-
-
-def host_rule_set() -> tuple[list[Rule], list[str]]:
-    """Host rules (Rule.canonical_host), not in the conformance suite yet: a move before
-    everything, the target's rules after it, and a rewrite whose key lands on a moved host."""
-
-    def r(id, hosts, **kw):
-        kw.setdefault("context", "")
-        kw.setdefault("transformation", "")
-        return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
-
-    rules = [
-        r("h", ["www.x.com", "m.x.com"], canonical_host="x.com"),
-        r("p", ["x.com"], drop_param="sid"),
-        r("s", ["x.com"], canonical_scheme="https"),
-        r("q", ["www.x.com"], drop_param="ref"),
-        r(
-            "a",
-            ["x.com"],
-            context=r"^https\:\/\/x\.com\/a\/([0-9]+)\/index\.html$",
-            transformation="http://www.x.com/a/$1",
-        ),
-        r(
-            "b",
-            ["x.com"],
-            context=r"^http\:\/\/x\.com\/b\/([0-9]+)\?sid\=1$",
-            transformation="http://x.com/b?n=$1&sid=2",
-        ),
-    ]
-    urls = [
-        f"{scheme}://{host}{path}"
-        for scheme in ("http", "https")
-        for host in ("www.x.com", "m.x.com", "x.com", "WWW.X.COM:8080", "u@www.x.com", "y.x.com")
-        for path in ("/", "/a/7/index.html", "/a/7/index.html?sid=3&ref=1", "/b/5?sid=1", "/c?ref=2&sid=1&z", "?sid")
-    ]
-    return rules, urls
-
-
-def sample_rules_and_urls() -> tuple[list[Rule], list[str]]:
-    from dustonline import OnlineLearner
-    from dustonline.events.readers import Rejected, read_events
-
-    learner = OnlineLearner()
-    urls = []
-    for ev in read_events([str(resources.files("dustonline") / "data" / "sample-stream.jsonl.gz")]):
-        if not isinstance(ev, Rejected):
-            learner.learn_one(ev)
-            urls.append(ev.url)
-    learner.flush()
-    return learner.ruleset().rules(), list(dict.fromkeys(urls))
-
-
-def covered(rules: list[Rule], exp: Export):
-    """The URLs whose key no skipped rule decides: the rule set without the skipped rules
-    gives them the key the whole set gives."""
-    out = {s.rule_id for s in exp.skipped}
-    whole = RuleSet(r for r in rules if r.status == ACTIVE)
-    kept = RuleSet(r for r in rules if r.status == ACTIVE and r.id not in out)
-    return lambda uri: whole.canonicalize(uri) == kept.canonicalize(uri)
 
 
 def heritrix_keys(jobs: dict[str, tuple[str, list[str]]], tmp: Path) -> dict[str, list[dict]]:
