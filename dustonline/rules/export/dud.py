@@ -71,9 +71,9 @@ def export(rules: Sequence[Rule]) -> Export:
     by_names: dict[tuple[str, ...], list[str]] = {}
     for host, names in drops.items():
         by_names.setdefault(tuple(names), []).append(host)
-    for names, hosts in sorted(by_names.items(), key=lambda kv: sorted(kv[1])):
+    for dropped, hosts in sorted(by_names.items(), key=lambda kv: sorted(kv[1])):
         out.append(
-            {"args": list(names), "order": ORDER, "processor": "queryRemoval", "urlPattern": _pattern(sorted(hosts))}
+            {"args": list(dropped), "order": ORDER, "processor": "queryRemoval", "urlPattern": _pattern(sorted(hosts))}
         )
     return Export(json.dumps(out, ensure_ascii=False, indent=2, sort_keys=True) + "\n", skipped)
 
@@ -119,8 +119,8 @@ def _subpath_rules(rule: Rule) -> list[dict]:
             slashes += ch == "/"
         elif isinstance(it, Group) and it.index is not None and not _may_hold(it, "/"):
             want.append(it.index)
-        elif it is rest:
-            want.append(it.index)  # type: ignore[union-attr]
+        elif it is rest and rest.index is not None:
+            want.append(rest.index)
         else:
             raise ValueError(nope)
     if slashes != 3:  # '://' and the '/' after the segment: the segment is the path's first
