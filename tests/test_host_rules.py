@@ -68,6 +68,9 @@ def test_host_rules_apply_once_so_a_cycle_from_outside_cannot_loop():
     assert rs.canonicalize("http://a.x.com/p") == "http://b.x.com/p"
     assert rs.canonicalize("http://b.x.com/p") == "http://a.x.com/p"
     assert [r.id for r in rs.applicable("http://a.x.com/p")] == ["a"]
+    # the moved URL's host's parameter rules apply; the URL is still not moved again
+    rs = RuleSet([*rs.rules(), Rule(id="p", hosts=["b.x.com"], context="", transformation="", drop_param="sid")])
+    assert rs.canonicalize("http://a.x.com/p?sid=1") == rs.explain("http://a.x.com/p?sid=1")[1] == "http://b.x.com/p"
 
 
 @pytest.mark.parametrize(

@@ -75,13 +75,13 @@ def test_learns_rules_that_merge_duplicates_of_unseen_pages():
 
 def test_online_candidates_equal_batch_dustlin():
     """Same stream, same config, no eviction: DustLin's candidate rules, learned online.
-    The online learner's parameter and host rules (learner/params.py) come on top: DustLin
-    has none."""
+    The online learner's parameter, host and path-edit rules (learner/params.py) come on
+    top: DustLin has none."""
     events = site_stream() + site_stream("t.org", seed=2)
     cfg = config_from_dict(CFG)
     online, _ = run(events)
     batch = learn(events, cfg, aligner="dustlin")
-    rewrite = [r for r in online.rules() if not r.drop_param and not r.canonical_host]
+    rewrite = [r for r in online.rules() if not (r.drop_param or r.canonical_host or r.normalize)]
     assert {(r.context, r.transformation, tuple(r.hosts), r.support) for r in rewrite} == {
         (r.context, r.transformation, tuple(r.hosts), r.support) for r in batch
     }
@@ -92,6 +92,10 @@ def test_online_candidates_equal_batch_dustlin():
     assert {(tuple(r.hosts), r.canonical_host) for r in online.rules() if r.canonical_host} == {
         (("www.s.com",), "s.com"),
         (("www.t.org",), "t.org"),
+    }
+    assert {(tuple(r.hosts), r.normalize) for r in online.rules() if r.normalize} == {
+        (("s.com",), "trailing-slash"),
+        (("t.org",), "trailing-slash"),
     }
 
 

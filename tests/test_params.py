@@ -543,3 +543,64 @@ def session_site(host: str, name: str, pages: int, t: Clock):
         evs.append(page(host, f"/s/{i}", "", t))
         evs.append(page(host, f"/s/{i}", "", t, f"?{name}={rng.randrange(16**32):032x}"))
     return evs
+
+
+# ---------------------------------------------------------------- path edits
+def edit_rules(lrn: OnlineLearner) -> dict[str, list[str]]:
+    """path edit -> hosts of the active path-edit rules."""
+    return {r.normalize: r.hosts for r in lrn.rules() if r.normalize}
+
+
+def two_forms(host: str, a: str, b: str, pages: int, t: Clock, offset: int = 0):
+    """Each page fetched under two paths, ``a`` and ``b`` formatted with its number."""
+    evs = []
+    for i in range(offset, offset + pages):
+        evs += [page(host, a.format(i), "", t), page(host, a.format(i), "", t)]
+        evs[-1] = FetchEvent(url=f"http://{host}" + b.format(i), ts=evs[-1].ts, digest=evs[-2].digest)
+    return evs
+
+
+@pytest.mark.parametrize(
+    "a,b,edit",
+    [
+        ("/p/{}/", "/p/{}", "trailing-slash"),
+        ("/p/{}/", "/p/{}/index.html", "last-segment:index.html"),
+        ("/p/{}", "/p/{}?", "empty-query"),
+    ],
+)
+def test_a_path_edit_is_learned_from_min_freq_clusters_and_applies_to_new_paths(a, b, edit):
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_forms("a.com", a, b, 2, t))
+    assert edit not in edit_rules(lrn)
+    learn(lrn, two_forms("a.com", a, b, 1, t, offset=2))
+    assert edit_rules(lrn)[edit] == ["a.com"]
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com" + a.format(99)) == rs.canonicalize("http://a.com" + b.format(99))
+
+
+def test_a_path_edit_that_would_merge_two_pages_is_vetoed():
+    t = Clock()
+    lrn = learner()
+    evs = [page("a.com", "/doc/", "listing", t), page("a.com", "/doc", "a document", t)]
+    learn(lrn, evs + two_forms("a.com", "/p/{}/", "/p/{}", 5, t))
+    assert "trailing-slash" not in edit_rules(lrn)
+    evs = [page("b.com", "/x/", "dir", t), page("b.com", "/x/home", "another page", t)]
+    learn(lrn, evs + two_forms("b.com", "/p/{}/", "/p/{}/home", 5, t))
+    assert "last-segment:home" not in edit_rules(lrn)
+
+
+def test_path_edits_transfer_by_their_literal():
+    t = Clock()
+    lrn = learner()
+    for host in ("a.com", "b.org", "c.net"):
+        learn(lrn, two_forms(host, "/p/{}/", "/p/{}/default.aspx", 3, t))
+    learn(lrn, two_forms("d.com", "/q/{}/", "/q/{}/default.aspx", 1, t))
+    learn(lrn, two_forms("e.com", "/q/{}/", "/q/{}/home.php", 1, t))
+    hosts = {e: set(h) for e, h in edit_rules(lrn).items()}
+    by_edit = {r.normalize: set() for r in lrn.rules() if r.normalize}
+    for r in lrn.rules():
+        if r.normalize:
+            by_edit[r.normalize] |= set(r.hosts)
+    assert "d.com" in by_edit["last-segment:default.aspx"], hosts
+    assert "last-segment:home.php" not in by_edit

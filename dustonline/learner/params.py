@@ -51,7 +51,17 @@ from collections.abc import Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import BARE, drop_params, query_pairs, to_host, to_https
+from ..rules.params import (
+    BARE,
+    EMPTY_QUERY,
+    LAST_SEGMENT,
+    TRAILING_SLASH,
+    apply_edits,
+    drop_params,
+    query_pairs,
+    to_host,
+    to_https,
+)
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host, split_authority
 from ..state.store import Store
@@ -64,6 +74,20 @@ SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
 HOST = "=host"  # the host as a name (observed)
 PAIR = "=host:"  # + "a US b": the hypothesis "hosts a and b serve one page", a < b
 WWW = "=host:www."  # the transfer class of every pair (x, www.x)
+SLASH = "=slash"  # the path's trailing "/" as a name, values "1" and "0"
+EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
+LAST = "=last"  # the last path segment, observed under the path before it
+LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
+EDITS = {SLASH: TRAILING_SLASH, EMPTYQ: EMPTY_QUERY}  # names of path edits -> the edit (and LASTP)
+
+
+def edit_of(name: str) -> str | None:
+    """The path edit (``Rule.normalize``) a name stands for, if it stands for one."""
+    if name.startswith(LASTP):
+        return LAST_SEGMENT + name[len(LASTP) :]
+    return EDITS.get(name)
+
+
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
 MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
 MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
@@ -81,9 +105,32 @@ class ParamObs(msgspec.Struct, array_like=True, gc=False):
 
 
 def _pairs(url: str) -> list[tuple[str, str]]:
-    """The query's (name, value) pairs, and the scheme and the host as two more."""
+    """The query's (name, value) pairs, and the scheme, the host, the trailing slash and an
+    empty query as more."""
     scheme = _scheme(url)
-    return ([(SCHEME, scheme), (HOST, host_of(url))] if scheme is not None else []) + query_pairs(url)
+    if scheme is None:
+        return query_pairs(url)
+    _, _, rest = split_authority(url)
+    path, q, _ = rest.partition("?")
+    path = path.partition("#")[0]
+    out = [(SCHEME, scheme), (HOST, host_of(url)), (SLASH, "1" if len(path) > 1 and path.endswith("/") else "0")]
+    if q and not rest.partition("?")[2].partition("#")[0]:
+        out.append((EMPTYQ, "1"))
+    return out + query_pairs(url)
+
+
+def _last(url: str, site: str) -> tuple[str, str]:
+    """(``site NUL`` the path before its last ``/``, the last segment): ``/a/`` and
+    ``/a/index.html`` share the first, their segments are "" and "index.html"."""
+    _, _, rest = split_authority(url)
+    end = len(rest)
+    for ch in "?#":
+        j = rest.find(ch)
+        if 0 <= j < end:
+            end = j
+    path = rest[:end]
+    cut = path.rfind("/")
+    return site + "\x00" + path[: max(cut, 0)], path[cut + 1 :]
 
 
 def pair_name(a: str, b: str) -> str:
@@ -167,10 +214,13 @@ def _scheme(url: str) -> str | None:
 
 
 def key_of(url: str, names: list[str]) -> str:
-    """The URL as crawlers read it under these names (``RuleSet``'s order: scheme first)."""
+    """The URL as crawlers read it under these names (``RuleSet``'s order: scheme first,
+    parameters, path edits)."""
     if SCHEME in names:
         url = to_https(url)
-    return drop_params(url, names)
+    url = drop_params(url, names)
+    edits = [e for e in map(edit_of, names) if e]
+    return apply_edits(url, edits) if edits else url
 
 
 def param_rule_id(site: str, name: str) -> str:
@@ -219,9 +269,11 @@ class ParamRules:
                 return  # one URL shows no variation; its second brings it along (``before``)
             o = ParamObs(site_of_host(host))
             if before is not None and cluster_n == 2:
-                address = _address(before, site_of_host(host_of(before)))
+                bsite = site_of_host(host_of(before))
+                address = _address(before, bsite)
                 o.paths[address] = 1
                 self._record(o, address, _pairs(before))
+                self._record_last(o, before, bsite)
             else:
                 o.blind = cluster_n - 1
         if o.noisy:
@@ -234,17 +286,25 @@ class ParamRules:
             self._withdraw(cid, o)
             return
         names = self._record(o, address, pairs)
+        self._record_last(o, url, site)
         fresh = []
         shapes: dict[str, str] = {}
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
-            if name == HOST:  # every URL has one: two of them are the evidence
+            if name in (HOST, SLASH, LAST, SCHEME):  # every URL has one: two of them are the evidence
                 if len(s) <= 2:
                     continue
-                name = pair_name(s[1], s[2])
-            absent = s[0] < o.paths[a] + o.blind and name != SCHEME and not name.startswith(PAIR)
+                if name == HOST:
+                    name = pair_name(s[1], s[2])
+                elif name == LAST:
+                    if "" not in (s[1], s[2]):
+                        continue  # two other segments: another page, or an alias path
+                    name = LASTP + (s[1] or s[2])
+                varied = True
+            else:
+                varied = len(s) > 2 or s[0] < o.paths[a] + o.blind  # two values, or present and absent
             which = a.partition("\x00")[0] + "\x00" + name
-            if which not in o.varied and which not in fresh and (absent or len(s) > 2):
+            if which not in o.varied and which not in fresh and varied:
                 fresh.append(which)
                 if not name.startswith("="):
                     shapes[which] = token_shape(s[1:])
@@ -270,6 +330,10 @@ class ParamRules:
         ev = self.ev.get(site + "\x00" + SCHEME)
         if ev is not None and ev.status == ACTIVE and host not in ev.hosts:
             self._scope(site, SCHEME, host)
+
+    def _record_last(self, o: ParamObs, url: str, site: str) -> None:
+        where, seg = _last(url, site)
+        self._record(o, where, [(LAST, seg)])
 
     @staticmethod
     def _record(o: ParamObs, address: str, pairs: list[tuple[str, str]]) -> list[str]:
@@ -449,9 +513,10 @@ class ParamRules:
             hosts=ev.pub,
             context="",
             transformation="",
-            drop_param=msgspec.UNSET if name == SCHEME or name.startswith(PAIR) else name,
+            drop_param=msgspec.UNSET if name.startswith("=") else name,
             canonical_scheme="https" if name == SCHEME else msgspec.UNSET,
             canonical_host=ev.target if name.startswith(PAIR) else msgspec.UNSET,
+            normalize=edit_of(name) or msgspec.UNSET,
             support=ev.support,
             freq=ev.support,
             version=ev.version,

@@ -522,7 +522,7 @@ class RuleSet:
         cr, key = decide(u, rules)
         if cr is not None:
             return self._after(key)
-        return key if u == url else self.explain(url)[1]
+        return key if u == url else self._explain(url, host)[1]  # the URL as moved: not moved again
 
     def _after(self, key: str) -> str:
         """The key with its own host's host, scheme and parameter rules applied: a rewrite
