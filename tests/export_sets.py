@@ -63,6 +63,46 @@ def host_rule_set() -> tuple[list[Rule], list[str]]:
     return rules, urls
 
 
+def path_edit_set() -> tuple[list[Rule], list[str]]:
+    """Path edits (Rule.normalize), not in the conformance suite yet, with parameter,
+    scheme and rewrite rules around them."""
+
+    def r(id, hosts, **kw):
+        kw.setdefault("context", "")
+        kw.setdefault("transformation", "")
+        return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
+
+    rules = [
+        r("t", ["e.com", "www.e.com"], normalize="trailing-slash"),
+        r("q", ["e.com"], normalize="empty-query"),
+        r("i", ["e.com"], normalize="last-segment:index.html"),
+        r("d", ["e.com"], normalize="last-segment:default.aspx"),
+        r("p", ["e.com"], drop_param="sid"),
+        r("w", ["www.e.com"], context=r"^(https?)\:\/\/www\.e\.com\/(.*)$", transformation="$1://e.com/$2/"),
+    ]
+    urls = [
+        f"http://{host}{path}"
+        for host in ("e.com", "www.e.com", "E.COM:81", "f.com")
+        for path in (
+            "/",
+            "/a/",
+            "/a//",
+            "/a/index.html",
+            "/a/index.html?",
+            "/a/index.html?sid=1",
+            "/default.aspx",
+            "/a/default.aspx/",
+            "/a?",
+            "/a?#x",
+            "/a/?sid=2#f",
+            "/index.htmlx",
+            "",
+            "?",
+        )
+    ]
+    return rules, urls
+
+
 def sample_rules_and_urls() -> tuple[list[Rule], list[str]]:
     from dustonline import OnlineLearner
     from dustonline.events.readers import Rejected, read_events

@@ -18,7 +18,7 @@ reported too."""
 import json
 import logging
 
-from export_sets import conformance_sets, covered, host_rule_set, sample_rules_and_urls
+from export_sets import conformance_sets, covered, host_rule_set, path_edit_set, sample_rules_and_urls
 
 from dustonline.rules.export import load
 from dustonline.rules.ruleset import ACTIVE, Rule, RuleSet
@@ -62,6 +62,7 @@ def test_dud_fingerprints_are_those_of_rulesets_keys(tmp_path):
     export = load("dud")
     sets = conformance_sets()
     sets["host-rules"] = host_rule_set()
+    sets["path-edits"] = path_edit_set()
     sets["subpath"] = subpath_rule_set()
     sets["learned-on-sample"] = sample_rules_and_urls()
     figures, disagree = {}, []

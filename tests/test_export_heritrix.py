@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from export_sets import conformance_sets, covered, host_rule_set, sample_rules_and_urls
+from export_sets import conformance_sets, covered, host_rule_set, path_edit_set, sample_rules_and_urls
 
 from dustonline.rules.export import load
 from dustonline.rules.ruleset import ACTIVE, RuleSet
@@ -52,6 +52,7 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
     export = load("heritrix")
     sets = conformance_sets()
     sets["host-rules"] = host_rule_set()
+    sets["path-edits"] = path_edit_set()
     sets["learned-on-sample"] = sample_rules_and_urls()
     exports = {name: export(rules) for name, (rules, _) in sets.items()}
     out = heritrix_keys({name: (exports[name].text, urls) for name, (_, urls) in sets.items()}, tmp_path)
@@ -105,4 +106,4 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
     sample = figures["learned-on-sample"]
     assert sample["rules"] > 50 and sample["exact"] > 10_000 and sample["normalized"] == 0
     assert sum(f["exact"] for f in figures.values()) > sample["exact"] + 100
-    assert figures["host-rules"]["exact"] > 50
+    assert figures["host-rules"]["exact"] > 50 and figures["path-edits"]["exact"] > 30

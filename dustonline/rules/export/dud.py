@@ -22,7 +22,7 @@ fragment). Its processors:
 Host scope: url-matcher's pattern ``host/`` matches the host and ``www.`` + host (any
 path), so a rule lists ``host/`` for each of its hosts and excludes ``www.host/`` when
 that host is not one of them. Everything else (scheme rules, host rules, other rewrite
-rules) is skipped with the reason.
+rules, path edits) is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -54,6 +54,14 @@ def export(rules: Sequence[Rule]) -> Export:
         elif r.canonical_scheme:
             skipped.append(
                 Skipped(r.id, "scheme rule: duplicate-url-discarder has no processor that changes the scheme")
+            )
+        elif r.normalize:
+            skipped.append(
+                Skipped(
+                    r.id,
+                    f"path edit {r.normalize!r}: duplicate-url-discarder removes path segments by position only, "
+                    "and its normalizer strips www. and trailing slashes from every URL at once",
+                )
             )
         elif r.canonical_host:
             skipped.append(

@@ -22,14 +22,14 @@ one string, with private-use characters (never in a URI Heritrix makes: it %-esc
 non-ASCII) as state markers:
 
 1. the host rule's move to its canonical host (``to_host``), then, on the working URL,
-   that host's scheme and parameter rules, with the URL as given kept after SEP
+   that host's scheme, parameter and path-edit rules, with the URL as given kept after SEP
    (``W SEP RAW``);
 2. the rewrite rules in RuleSet order, each matching ``W SEP ...`` and writing
    ``KEY output``: once one has, no later one finds the SEP, so the first one wins;
 3. when none matched W, the same rules on RAW (a rule learned with a dropped parameter in
    its context), writing ``FROM_RAW output``; that output gets the host's scheme and
    parameter rules, then becomes ``KEY output``; with no match at all, ``W`` alone stays;
-4. ``KEY output``: the scheme, parameter and host rules of the output's own host (the
+4. ``KEY output``: the host, scheme, parameter and path-edit rules of the output's own host (the
    anchored copies, for every host of the site that has such rules), then the marker goes.
 
 A parameter rule removes one occurrence per application, so its bean is listed
@@ -44,6 +44,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..params import EMPTY_QUERY, LAST_SEGMENT, TRAILING_SLASH
 from ..pattern import PatternError
 from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation, rule_order
@@ -111,11 +112,12 @@ class _Host:
     move: str | None = None
     https: bool = False
     drops: list[str] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)
     rewrites: list[Rule] = field(default_factory=list)
 
     @property
     def prepares(self) -> bool:
-        return self.https or bool(self.drops)
+        return self.https or bool(self.drops) or bool(self.edits)
 
 
 def _java_format(rule: Rule, ngroups: int) -> str:
@@ -165,6 +167,45 @@ def _drop_regex(names: Sequence[str], lead: str) -> str:
 _DROP_FORMAT = "$1$2$3$4$5$6"
 
 
+def _edit_beans(w: _Writer, host: str, edits: Sequence[str], lead: str, tag: str) -> list[str]:
+    """A host's path edits (params.apply_edits), in its order: an empty query's '?', a
+    last path segment equal to a literal (the '/' before it kept), a trailing '/' of a path
+    longer than '/'. ``lead`` and ``tag`` say which states they apply to."""
+    head = rf"(?:(?!://){_ANY})*://[^/?#{_SEP}]*/"  # up to the path's first '/'
+    tail = rf"((?:[?#{_SEP}]{_ANY}*)?)"  # the end of the path: query, fragment, SEP or the end
+    out = []
+    if EMPTY_QUERY in edits:
+        out.append(
+            w.bean(
+                f"dust.{tag}empty-query.{host}",
+                rf"{lead}([^?{_SEP}]*)\?((?:[#{_SEP}]{_ANY}*)?)",
+                "$1$2",
+                f"{host}: an empty query loses its '?'",
+            )
+        )
+    last = sorted(e[len(LAST_SEGMENT) :] for e in edits if e.startswith(LAST_SEGMENT))
+    if last:
+        names = "|".join(quote(x) for x in last)
+        out.append(
+            w.bean(
+                f"dust.{tag}last-segment.{host}",
+                rf"{lead}({head}(?:[^?#{_SEP}]*/)?)(?:{names}){tail}",
+                "$1$2",
+                f"{host}: a last path segment {', '.join(last)} is removed",
+            )
+        )
+    if TRAILING_SLASH in edits:
+        out.append(
+            w.bean(
+                f"dust.{tag}trailing-slash.{host}",
+                rf"{lead}({head}[^?#{_SEP}]*)/{tail}",
+                "$1$2",
+                f"{host}: a path's trailing '/' is removed",
+            )
+        )
+    return out
+
+
 class _Writer:
     def __init__(self) -> None:
         self.beans: dict[str, Bean] = {}
@@ -187,7 +228,7 @@ def export(rules: Sequence[Rule]) -> Export:
         if r.canonical_scheme and r.canonical_scheme != "https":
             skipped.append(Skipped(r.id, f"scheme rule to {r.canonical_scheme!r}: RuleSet applies https only"))
             continue
-        if not (r.drop_param or r.canonical_scheme or r.canonical_host):
+        if not (r.drop_param or r.canonical_scheme or r.canonical_host or r.normalize):
             try:
                 translated[r.id] = _translate(r)
             except ValueError as e:
@@ -202,6 +243,9 @@ def export(rules: Sequence[Rule]) -> Export:
                     st.drops.append(r.drop_param)
             elif r.canonical_scheme:
                 st.https = True
+            elif r.normalize:
+                if r.normalize not in st.edits:
+                    st.edits.append(r.normalize)
             elif all(x.id != r.id for x in st.rewrites):
                 st.rewrites.append(r)
     for st in hosts.values():
@@ -260,6 +304,7 @@ def _prepare_beans(w: _Writer, host: str, st: _Host) -> list[str]:
             f"parameter rules of {host}: {', '.join(st.drops)}",
         )
         out += [bid] * DROP_PASSES
+    out += _edit_beans(w, host, st.edits, rf"(?![{_KEY}{_MOVED}])", "")
     return out
 
 
@@ -346,6 +391,8 @@ def _key_beans(w: _Writer, here: str, hosts: dict[str, _Host]) -> list[str]:
                 f"a key on {h}: parameters {', '.join(st.drops)}",
             )
             drops += [bid] * DROP_PASSES
+        if st.edits:
+            drops += _edit_beans(w, h, st.edits, f"(?=[{states}]{_auth_is(h)})", f"key-{tag}")
     return moves + schemes + drops
 
 
