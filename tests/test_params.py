@@ -566,6 +566,7 @@ def two_forms(host: str, a: str, b: str, pages: int, t: Clock, offset: int = 0):
         ("/p/{}/", "/p/{}", "trailing-slash"),
         ("/p/{}/", "/p/{}/index.html", "last-segment:index.html"),
         ("/p/{}", "/p/{}?", "empty-query"),
+        ("/Docs/P{}.aspx", "/docs/p{}.aspx", "lowercase-path"),
     ],
 )
 def test_a_path_edit_is_learned_from_min_freq_clusters_and_applies_to_new_paths(a, b, edit):
@@ -588,6 +589,16 @@ def test_a_path_edit_that_would_merge_two_pages_is_vetoed():
     evs = [page("b.com", "/x/", "dir", t), page("b.com", "/x/home", "another page", t)]
     learn(lrn, evs + two_forms("b.com", "/p/{}/", "/p/{}/home", 5, t))
     assert "last-segment:home" not in edit_rules(lrn)
+
+
+def test_a_case_sensitive_site_never_gets_its_path_lowered():
+    t = Clock()
+    lrn = learner()
+    evs = [page("a.com", "/v/AbC", "one video", t), page("a.com", "/v/abc", "another", t)]
+    learn(lrn, evs + two_forms("a.com", "/Docs/P{}.aspx", "/docs/p{}.aspx", 5, t))
+    assert "lowercase-path" not in edit_rules(lrn)
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/v/AbC") != rs.canonicalize("http://a.com/v/abc")
 
 
 def test_path_edits_transfer_by_their_literal():

@@ -10,6 +10,7 @@ from dustonline.rules.params import applied_edits, apply_edits, check_edit
 from dustonline.rules.ruleset import RETIRED, Rule, RuleSet
 
 ALL = {"trailing-slash", "empty-query", "last-segment:index.html"}
+CASE = {"lowercase-path", "last-segment:index.html"}
 
 
 @pytest.mark.parametrize(
@@ -34,6 +35,18 @@ def test_apply_edits(url, out):
     assert apply_edits(url, ALL) == out
 
 
+@pytest.mark.parametrize(
+    "url,out",
+    [
+        ("http://X.com/A/B%2Fc?Q=A#F", "http://X.com/a/b%2fc?Q=A#F"),  # the path only
+        ("http://x.com/A/Index.html", "http://x.com/a/"),  # lowered first, then the segment
+        ("http://x.com/ÉtÉ", "http://x.com/ÉtÉ"),  # ASCII letters only
+    ],
+)
+def test_lowercase_path(url, out):
+    assert apply_edits(url, CASE) == out
+
+
 def test_edits_apply_in_one_documented_order():
     assert applied_edits("http://x.com/a/index.html?", ALL) == [
         "empty-query",
@@ -48,6 +61,7 @@ def test_edits_apply_in_one_documented_order():
     "edit,ok",
     [
         ("trailing-slash", True),
+        ("lowercase-path", True),
         ("empty-query", True),
         ("last-segment:default.aspx", True),
         ("last-segment:", False),

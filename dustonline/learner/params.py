@@ -55,9 +55,11 @@ from ..rules.params import (
     BARE,
     EMPTY_QUERY,
     LAST_SEGMENT,
+    LOWERCASE_PATH,
     TRAILING_SLASH,
     apply_edits,
     drop_params,
+    lower_ascii,
     query_pairs,
     to_host,
     to_https,
@@ -78,7 +80,12 @@ SLASH = "=slash"  # the path's trailing "/" as a name, values "1" and "0"
 EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
 LAST = "=last"  # the last path segment, observed under the path before it
 LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
-EDITS = {SLASH: TRAILING_SLASH, EMPTYQ: EMPTY_QUERY}  # names of path edits -> the edit (and LASTP)
+CASE = "=case"  # the path's letter case, observed under the lowered path
+EDITS = {
+    SLASH: TRAILING_SLASH,
+    EMPTYQ: EMPTY_QUERY,
+    CASE: LOWERCASE_PATH,
+}  # names of path edits -> the edit (and LASTP)
 
 
 def edit_of(name: str) -> str | None:
@@ -291,7 +298,7 @@ class ParamRules:
         shapes: dict[str, str] = {}
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
-            if name in (HOST, SLASH, LAST, SCHEME):  # every URL has one: two of them are the evidence
+            if name in (HOST, SLASH, LAST, SCHEME, CASE):  # every URL has one: two of them are the evidence
                 if len(s) <= 2:
                     continue
                 if name == HOST:
@@ -332,8 +339,12 @@ class ParamRules:
             self._scope(site, SCHEME, host)
 
     def _record_last(self, o: ParamObs, url: str, site: str) -> None:
+        """The last segment under the path before it, and the path under its lowered form:
+        the names whose evidence is two URLs of different addresses."""
         where, seg = _last(url, site)
         self._record(o, where, [(LAST, seg)])
+        address = _address(url, site)
+        self._record(o, lower_ascii(address), [(CASE, address)])
 
     @staticmethod
     def _record(o: ParamObs, address: str, pairs: list[tuple[str, str]]) -> list[str]:

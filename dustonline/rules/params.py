@@ -92,6 +92,13 @@ def to_host(url: str, host: str) -> str:
 
 
 TRAILING_SLASH, EMPTY_QUERY, LAST_SEGMENT = "trailing-slash", "empty-query", "last-segment:"
+LOWERCASE_PATH = "lowercase-path"
+_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def lower_ascii(text: str) -> str:
+    """ASCII letters lowered, nothing else: what every client's lowercase does alike."""
+    return text.translate(_UPPER)
 
 
 def _path_span(url: str) -> tuple[int, int]:
@@ -109,17 +116,21 @@ def _path_span(url: str) -> tuple[int, int]:
 
 def check_edit(edit: str) -> bool:
     """Is ``edit`` a path edit of the format (``Rule.normalize``)?"""
-    if edit in (TRAILING_SLASH, EMPTY_QUERY):
+    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH):
         return True
     seg = edit[len(LAST_SEGMENT) :] if edit.startswith(LAST_SEGMENT) else ""
     return bool(seg) and not any(ch in seg for ch in "/?#")
 
 
 def apply_edits(url: str, edits: Collection[str]) -> str:
-    """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: an
-    empty query (``?`` then nothing, or ``#``) loses its ``?``; a last path segment equal
-    to a ``last-segment:`` literal is removed, the ``/`` before it kept
-    (``/a/index.html`` -> ``/a/``); a path other than ``/`` loses its trailing ``/``."""
+    """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: the
+    path's ASCII letters are lowered (a server that ignores case); an empty query (``?``
+    then nothing, or ``#``) loses its ``?``; a last path segment equal to a
+    ``last-segment:`` literal is removed, the ``/`` before it kept (``/a/index.html`` ->
+    ``/a/``); a path other than ``/`` loses its trailing ``/``."""
+    if LOWERCASE_PATH in edits:
+        start, end = _path_span(url)
+        url = url[:start] + url[start:end].translate(_UPPER) + url[end:]
     if EMPTY_QUERY in edits:
         span = _query(url)
         if span is not None and span[1] == span[0] + 1:
@@ -137,7 +148,7 @@ def apply_edits(url: str, edits: Collection[str]) -> str:
 def applied_edits(url: str, edits: Collection[str]) -> list[str]:
     """The edits that change ``url``, in the order ``apply_edits`` applies them."""
     out = []
-    order = [EMPTY_QUERY] + sorted(e for e in edits if e.startswith(LAST_SEGMENT)) + [TRAILING_SLASH]
+    order = [LOWERCASE_PATH, EMPTY_QUERY] + sorted(e for e in edits if e.startswith(LAST_SEGMENT)) + [TRAILING_SLASH]
     for e in order:
         if e in edits:
             nxt = apply_edits(url, (e,))
