@@ -228,6 +228,15 @@ def export(rules: Sequence[Rule]) -> Export:
         if r.canonical_scheme and r.canonical_scheme != "https":
             skipped.append(Skipped(r.id, f"scheme rule to {r.canonical_scheme!r}: RuleSet applies https only"))
             continue
+        if r.normalize and not (r.normalize in (TRAILING_SLASH, EMPTY_QUERY) or r.normalize.startswith(LAST_SEGMENT)):
+            skipped.append(
+                Skipped(
+                    r.id,
+                    f"path edit {r.normalize!r}: the export writes trailing-slash, empty-query and "
+                    "last-segment edits (a RegexRule format has no case conversion)",
+                )
+            )
+            continue
         if not (r.drop_param or r.canonical_scheme or r.canonical_host or r.normalize):
             try:
                 translated[r.id] = _translate(r)
