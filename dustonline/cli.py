@@ -5,6 +5,7 @@ Other tools depend on these forms; change them only compatibly:
   dustonline learn INPUT... --rules-out RULES.jsonl|- [--state DIR] [--config FILE] [--format F] [--partitions N]
   dustonline canonicalize --rules RULES.jsonl [--engine python|re2] [INPUT]
   dustonline rules show RULES.jsonl
+  dustonline rules export --format nutch|stormcrawler|heritrix|dud [--rules RULES.jsonl] [-o FILE]
   dustonline explain --rules RULES.jsonl URL
   dustonline demo [--rules-out RULES.jsonl|-]
   dustonline generate --events OUT.jsonl[.gz] --truth TRUTH.jsonl[.gz] [--sites N --pages N --seed S]
@@ -26,6 +27,7 @@ from pathlib import Path
 from . import __version__
 from .config import ConfigError, load_config
 from .console import progress_bar, tune_gc  # noqa: F401  (stream/cli.py uses both)
+from .rules.export import FORMATS as EXPORT_FORMATS
 from .rules.ruleset import ENGINES, RuleError, RuleSet, read_rules, write_rules
 
 
@@ -95,6 +97,11 @@ def _parser() -> argparse.ArgumentParser:
     s2.add_argument("path", metavar="RULES.jsonl", help="a rules file (dustonline learn --rules-out)")
     s2.add_argument("--all", action="store_true", help="also retired records")
     s2.set_defaults(func=cmd_rules_show)
+    s2 = rs.add_parser("export", help="the rules in a crawler's own format (docs/crawlers.md)")
+    s2.add_argument("--format", required=True, choices=sorted(EXPORT_FORMATS), help="the crawler's format")
+    s2.add_argument("--rules", default="rules.jsonl", metavar="RULES.jsonl", help="a rules file (default: rules.jsonl)")
+    s2.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write it (default: standard output)")
+    s2.set_defaults(func=cmd_rules_export)
 
     s = sub.add_parser("explain", help="which rule decides a URL, and its key")
     s.add_argument("--rules", required=True, metavar="RULES.jsonl", help="a rules file (dustonline learn --rules-out)")
@@ -361,6 +368,21 @@ def cmd_rules_show(args) -> int:
     if not args.all:
         rules = [r for r in rules if r.status == "active"]
     print(format_rules(rules))
+    return 0
+
+
+def cmd_rules_export(args) -> int:
+    """The export on stdout or in a file; each rule the format cannot express named on
+    stderr with the reason (the crawler gives those URLs other keys than RuleSet)."""
+    from .rules.export import load
+
+    out = load(args.format)(list(read_rules(args.rules)))
+    if args.output == "-":
+        sys.stdout.write(out.text)
+    else:
+        Path(args.output).write_text(out.text, encoding="utf-8")
+    for s in out.skipped:
+        print(f"rule {s.rule_id}: not expressible in {args.format}: {s.reason}", file=sys.stderr)
     return 0
 
 
