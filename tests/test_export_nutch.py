@@ -259,8 +259,9 @@ def test_composed_rules_through_stormcrawler(tmp_path):
 
 
 def test_cli_names_each_rule_it_cannot_express(tmp_path, capsys):
-    """A rule whose transformation holds a character XML 1.0 cannot carry, a refused one
-    and a kind of rule the exporter does not know are named on stderr; the rest export."""
+    """A rule RuleSet refuses, one whose transformation holds a character XML 1.0 cannot
+    carry and one that writes an IDN host partly from a group are named on stderr with the
+    reason; the rest export."""
     from dustonline.cli import main
     from dustonline.rules.ruleset import write_rules
 
@@ -268,15 +269,19 @@ def test_cli_names_each_rule_it_cannot_express(tmp_path, capsys):
         R("ok", ["a.com"], r"^http\:\/\/a\.com\/(.*)$", "http://a.com/x/$1"),
         R("ctl", ["a.com"], r"^http\:\/\/a\.com\/c$", "http://a.com/\x01"),
         R("bad", ["a.com"], r"^http\:\/\/a\.com\/(.*)$", "http://a.com/$7"),
+        R("idn", ["a.com"], r"^http\:\/\/a\.com\/i\/([a-z]+)$", "http://$1.b\u00fccher.a.com/"),
     ]
     path = tmp_path / "rules.jsonl"
     write_rules(path, rules)
     out = tmp_path / "out.xml"
     assert main(["rules", "export", "--format", "nutch", "--rules", str(path), "-o", str(out)]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert [e.split(":")[0] for e in err] == ["rule bad", "rule ctl"]
+    reasons = {e.split(":")[0]: e for e in err}
+    assert sorted(reasons) == ["rule bad", "rule ctl", "rule idn"]
     assert all(": not expressible in nutch: " in e for e in err)
-    assert "XML 1.0" in err[1]
+    assert "refused by RuleSet (bad-rule)" in reasons["rule bad"]
+    assert "XML 1.0" in reasons["rule ctl"]
+    assert "non-ASCII letters next to group references" in reasons["rule idn"]
     assert "a.com\\x{2f}x" not in out.read_text() and "http://a.com/x/$1" in out.read_text()
     assert main(["rules", "export", "--format", "stormcrawler", "--rules", str(path)]) == 0
     assert capsys.readouterr().out.startswith('<?xml version="1.0" encoding="UTF-8"?>')

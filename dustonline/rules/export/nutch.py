@@ -35,6 +35,7 @@ import msgspec
 from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_PATH, TRAILING_SLASH
 from ..pattern import Alt, Chars, Group, Parsed, Repeat, Seq, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
+from ..urls import light_normalize, split_authority
 from . import Export, Skipped
 
 # ------------------------------------------------------------------ the marks
@@ -143,7 +144,7 @@ def java_transformation(t: str, ngroups: int) -> str:
     converted group between the marks the case rules read."""
     out = []
     after_ref = False
-    for p in parse_transformation(t, ngroups):
+    for p in _literal_host_normalized(parse_transformation(t, ngroups)):
         if isinstance(p, str):
             text = replacement(p)
             if after_ref and p[:1].isascii() and p[:1].isdigit():
@@ -159,6 +160,32 @@ def java_transformation(t: str, ngroups: int) -> str:
             out.append(f"{o}${g}{c}")
             after_ref = False
     return "".join(out)
+
+
+def _literal_host_normalized(parts: list) -> list:
+    """``parts`` with a literal authority of non-ASCII letters written as light
+    normalization writes it (an IDN host as A-labels): a regex cannot compute IDNA, but
+    the exporter can, for text known now. Refused (_Unexpressible) when the authority with
+    such letters is partly a group reference, or the scheme before it more than one."""
+    i = next((k for k, x in enumerate(parts) if isinstance(x, str) and "://" in x), None)
+    if i is None:
+        return parts
+    j = parts[i].index("://") + 3
+    span: list = [parts[i][j:]]  # the authority: up to the first '/', '?' or '#' of a literal
+    for x in parts[i + 1 :]:
+        if isinstance(span[-1], str) and any(c in span[-1] for c in "/?#"):
+            break
+        span.append(x)
+    last = span[-1]
+    end = min((n for n in (last.find(c) for c in "/?#") if n >= 0), default=len(last)) if isinstance(last, str) else 0
+    literal = [x for x in span[:-1] if isinstance(x, str)] + [last[:end] if isinstance(last, str) else ""]
+    if all(x.isascii() for x in literal):
+        return parts
+    if len(span) > 1 or len(parts[:i]) > 1 or (i and parts[i].index("://") > 0):
+        raise _Unexpressible("its output host has non-ASCII letters next to group references (no IDNA in a regex)")
+    auth = parts[i][j:][:end]
+    normalized = split_authority(light_normalize(f"x-dust://{auth}/"))[1]
+    return [*parts[:i], parts[i][:j] + normalized + parts[i][j + end :], *parts[i + 1 :]]
 
 
 class _Chain:
@@ -382,7 +409,11 @@ class _Plan:
                     self.https.update(hosts)
             else:
                 parsed = check(r.context)
-                subst = java_transformation(r.transformation, parsed.groups)
+                try:
+                    subst = java_transformation(r.transformation, parsed.groups)
+                except _Unexpressible as err:
+                    self.skipped.append(Skipped(r.id, str(err)))
+                    continue
                 if _xml_unsafe(subst):
                     self.skipped.append(Skipped(r.id, "the transformation has a character XML 1.0 cannot hold"))
                     continue
