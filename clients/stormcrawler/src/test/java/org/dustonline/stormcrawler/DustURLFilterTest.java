@@ -1,0 +1,113 @@
+package org.dustonline.stormcrawler;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.digitalpebble.stormcrawler.Metadata;
+import com.digitalpebble.stormcrawler.filtering.URLFilters;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * DustURLFilter built as StormCrawler builds it: {@link URLFilters} reads urlfilters JSON
+ * from the classpath (dust-urlfilters.json, as a topology's urlfilters.json), instantiates
+ * the class and calls {@code configure(stormConf, params)}; the rules file comes from the
+ * topology config ({@code dustonline.rules.file}). Every URL of the conformance suite
+ * (clients/conformance/cases.jsonl) must come out as the key Python's RuleSet gave. One test
+ * per case ("stormcrawler[set] url"), so the report lists them.
+ */
+class DustURLFilterTest {
+    static final Path CASES = Path.of(System.getProperty("conformance.cases", "../conformance/cases.jsonl"));
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    static Map<String, List<String>> rules = new LinkedHashMap<>();
+    static Map<String, List<String[]>> cases = new LinkedHashMap<>();
+
+    static void read() throws IOException {
+        for (String line : Files.readAllLines(CASES, StandardCharsets.UTF_8)) {
+            JsonNode rec = JSON.readTree(line);
+            if (!rec.has("set")) {
+                continue;
+            }
+            String set = rec.get("set").textValue();
+            rules.computeIfAbsent(set, k -> new ArrayList<>());
+            cases.computeIfAbsent(set, k -> new ArrayList<>());
+            if (rec.has("rule")) {
+                rules.get(set).add(JSON.writeValueAsString(rec.get("rule")));
+            } else if (rec.has("url")) {
+                cases.get(set).add(new String[] {rec.get("url").textValue(), rec.get("key").textValue()});
+            }
+        }
+    }
+
+    @TestFactory
+    Stream<DynamicNode> stormcrawler() throws Exception {
+        read();
+        assertTrue(cases.values().stream().mapToInt(List::size).sum() >= 400, "cases in " + CASES);
+        Path dir = Files.createTempDirectory("dust-stormcrawler");
+        URL source = new URL("http://example.com/");
+        List<DynamicNode> out = new ArrayList<>();
+        for (String set : rules.keySet()) {
+            Path file = dir.resolve(set + ".jsonl");
+            Files.write(file, rules.get(set), StandardCharsets.UTF_8);
+            Map<String, Object> conf = new HashMap<>();
+            conf.put("urlfilters.config.file", "dust-urlfilters.json");
+            conf.put("dustonline.rules.file", file.toString());
+            URLFilters filters = URLFilters.fromConf(conf);
+            List<DynamicNode> tests = new ArrayList<>();
+            for (String[] c : cases.get(set)) {
+                tests.add(DynamicTest.dynamicTest("stormcrawler[" + set + "] " + printable(c[0]),
+                        () -> assertEquals(c[1], filters.filter(source, new Metadata(), c[0]), "set " + set)));
+            }
+            out.add(DynamicContainer.dynamicContainer(set, tests));
+        }
+        return out.stream();
+    }
+
+    @Test
+    void paramsOfItsOwnAndNoRulesSaySo() throws Exception {
+        Path file = Files.createTempFile("rules", ".jsonl");
+        Files.writeString(file, "{\"id\":\"r\",\"hosts\":[\"a.com\",\"www.a.com\"],"
+                + "\"context\":\"^http\\\\:\\\\/\\\\/(?:www\\\\.)?a\\\\.com\\\\/(.*)$\","
+                + "\"transformation\":\"http://a.com/$1\",\"support\":3}\n");
+        DustURLFilter f = new DustURLFilter();
+        ObjectNode params = JSON.createObjectNode();
+        params.put("rulesFile", file.toString());
+        f.configure(new HashMap<>(), params);
+        assertEquals("http://a.com/x", f.filter(null, null, "http://WWW.A.COM/x#top"));
+        assertEquals("http://b.com/Y", f.filter(null, null, "HTTP://B.com:80/Y"));
+        assertThrows(IllegalArgumentException.class,
+                () -> new DustURLFilter().configure(new HashMap<>(), JSON.createObjectNode()));
+    }
+
+    static String printable(String s) {
+        StringBuilder b = new StringBuilder();
+        s.codePoints().forEach(cp -> {
+            if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && Character.isISOControl(cp))
+                    || Character.getType(cp) == Character.SURROGATE || Character.getType(cp) == Character.FORMAT) {
+                b.append(String.format("\\u%04x", cp));
+            } else {
+                b.appendCodePoint(cp);
+            }
+        });
+        return b.toString();
+    }
+}
