@@ -124,9 +124,16 @@ def test_conformance_suite(engine, tmp_path):
     """Each set's records loaded as a client loads a rules file; every key and refusal as
     the suite says. Both engines, so the suite holds for the grammar as RE2 reads it."""
     sets = suite()
-    assert {"composition", "case-conversion", "dollars", "percent-encoding", "idn-hosts", "groups", "lazy"} <= set(
-        sets
-    ) and {"light-normalization", "not-applicable", "record-format", "sample"} <= set(sets)
+    assert {
+        "composition",
+        "case-conversion",
+        "dollars",
+        "percent-encoding",
+        "idn-hosts",
+        "idn",
+        "groups",
+        "lazy",
+    } <= set(sets) and {"light-normalization", "not-applicable", "record-format", "sample"} <= set(sets)
     total, wrong = 0, []
     for name, s in sets.items():
         path = tmp_path / f"{name}.jsonl"
@@ -140,3 +147,17 @@ def test_conformance_suite(engine, tmp_path):
                 wrong.append((name, url, key, got))
     assert wrong == []
     assert total >= 400 and len(sets["sample"]["cases"]) >= 200
+
+
+def test_the_idn_set_gives_every_spelling_of_a_host_one_key():
+    """The suite asks every client for one key per IDN host, whatever the spelling: its
+    cases of one page (Unicode in any case, punycode, trailing dot, ideographic full stop,
+    default port) share their key, an ASCII one; the hosts that do not encode keep theirs."""
+    cases = dict(suite()["idn"]["cases"])
+    page = [u for u in cases if u.lower().endswith("/buch/7?sid=9f") and "@" not in u and ":8080" not in u]
+    page = [u for u in page if "xn--bcher-kva.b" not in u and "xn--b\u00fc" not in u and ".." not in u]
+    assert len(page) >= 8 and {cases[u] for u in page} == {"https://xn--bcher-kva.example/buch/7"}
+    assert cases["http://M\u00fcnchen.example/a?sid=1&x=2"] == cases["http://xn--mnchen-3ya.example/a?x=2&sid=1"]
+    assert cases["http://\u65e5\u672c.example/%E6%97%A5"].startswith("https://xn--wgv71a.example/")
+    kept = ["http://xn--b\u00fccher.example/buch/7?sid=9f", "http://\U0001f600.example/", "http://a\u0627.example/"]
+    assert all(cases[u] == u for u in kept)

@@ -194,8 +194,9 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
     sets.append(
         (
             "idn-hosts",
-            "hosts are lower-cased as text (Unicode lower case); punycode and Unicode forms are "
-            "different hosts unless a rule names both",
+            "hosts are lower-cased as text (Unicode lower case), then an IDN host is written as its "
+            "A-labels: the punycode and Unicode forms of a host are one host (docs/formats.md, Light "
+            "normalization)",
             [
                 R(
                     "r-idn",
@@ -217,6 +218,59 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
                 "http://\u0130.example/",
                 "http://\u03a3\u039f\u03a3.example/",
                 "http://\u65e5\u672c.example/%E6%97%A5",
+            ],
+        )
+    )
+    bu, mu, ja = "xn--bcher-kva.example", "xn--mnchen-3ya.example", "xn--wgv71a.example"
+    sets.append(
+        (
+            "idn",
+            "an IDN host is its IDNA 2003 ToASCII (RFC 3490, AllowUnassigned false: "
+            "java.net.IDN.toASCII(host, 0)) in the key, the host rules are found by and the URL "
+            "rules are tried on; a host that does not encode stays as given; rules are scoped "
+            "by A-labels, as the learner writes hosts",
+            [
+                R(
+                    "r-idn-sid",
+                    [bu],
+                    r"^https?\:\/\/xn\-\-bcher\-kva\.example\/buch\/([0-9]+)\?sid\=[0-9a-f]+$",
+                    "https://xn--bcher-kva.example/buch/$1",
+                ),
+                R("p-idn", [mu], drop_param="sid"),
+                R("s-idn", [ja], canonical_scheme="https"),
+            ],
+            [
+                "http://B\u00fccher.example/buch/7?sid=9f",
+                "http://B\u00dcCHER.EXAMPLE/buch/7?sid=9f",
+                "http://b\u00fcCHER.example/buch/7?sid=9f#x",
+                "http://xn--bcher-kva.example/buch/7?sid=9f",
+                "HTTP://XN--BCHER-KVA.EXAMPLE/buch/7?sid=9f",
+                "http://b\u00fccher.example./buch/7?sid=9f",
+                "http://b\u00fccher\u3002example/buch/7?sid=9f",
+                "http://b\uff55\u0308cher.example/buch/7?sid=9f",
+                "http://B\u00fccher.example:80/buch/7?sid=9f",
+                "http://B\u00fccher.example:8080/buch/7?sid=9f",
+                "https://User:P\u00e4ss@B\u00fccher.example:443/buch/7?sid=9f",
+                "http://xn--bcher-kva.b\u00fccher.example/buch/7?sid=9f",
+                "http://M\u00fcnchen.example/a?sid=1&x=2",
+                "http://xn--mnchen-3ya.example/a?x=2&sid=1",
+                "http://\u65e5\u672c.example/%E6%97%A5",
+                "http://\u65e5\u672c.example/old/x",
+                "http://XN--WGV71A.EXAMPLE/old/y",
+                "http://\u00df.example/",
+                "http://\u0130stanbul.example/",
+                "http://xn--b\u00fccher.example/buch/7?sid=9f",
+                "http://b\u00fccher..example/buch/7?sid=9f",
+                "http://\u00fc" + "\u00fc" * 60 + ".example/",
+                "http://\U0001f600.example/",
+                "http://a\u0627.example/",
+                "http://\u00fc\u3000.example/",
+                "http://\u00fc\uff1a80/",
+                "http://\u00fc\uff0fx.example/",
+                "http://\u00dc\ud800.example/",
+                "http://\u3002/",
+                "http://vaz\u03a3\u07e9-t..example/",
+                "http://[\u00fc]/",
             ],
         )
     )

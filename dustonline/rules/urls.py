@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import stringprep
 
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})?")
@@ -29,7 +30,8 @@ def split_authority(url: str) -> tuple[str, str, str]:
 
 
 def host_of(url: str) -> str:
-    """Lower-case host without userinfo or port: the key rules are indexed by."""
+    """Lower-case host (an IDN host as A-labels) without userinfo or port: the key rules
+    are indexed by, the same host whichever spelling a crawler used."""
     _, auth, _ = split_authority(url)
     at = auth.rfind("@")
     if at >= 0:
@@ -40,7 +42,38 @@ def host_of(url: str) -> str:
     colon = auth.find(":")
     if colon >= 0:
         auth = auth[:colon]
-    return auth.lower().rstrip(".")
+    host = auth.lower().rstrip(".")
+    return host if host.isascii() else _idna(host)  # a_label, without a call per URL
+
+
+#: what an A-label host may hold: Heritrix's ACCEPTABLE_ASCII_DOMAIN (letters, digits, '-',
+#: '_', '.'), so no IDNA output can bring ':', '/', '@' or a space into an authority
+_HOST_NAME = re.compile(r"[a-z0-9_.-]+").fullmatch
+
+
+def a_label(host: str) -> str:
+    """An internationalized host name as crawlers write it: its A-labels (punycode,
+    ``bücher.example`` -> ``xn--bcher-kva.example``), so that both spellings are one host.
+    ASCII hosts are left alone; ``host`` is lower-cased already."""
+    return host if host.isascii() else _idna(host)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _idna(host: str) -> str:
+    """IDNA 2003 ToASCII (RFC 3490; Python's ``idna`` codec, which w3lib and surt use) with
+    AllowUnassigned false, which is what java.net.IDN.toASCII(host, 0) computes: the codec
+    alone lets through code points Unicode 3.2 did not assign, where Java applies today's
+    bidi classes and so refuses hosts Python encodes. A host that does not encode (an
+    unassigned code point, a prohibited one, an empty or long label, a non-ASCII label
+    starting "xn--"), or whose result is empty or not a plain host name, stays as given:
+    light normalization never raises, and never invents a host."""
+    if any(map(stringprep.in_table_a1, host)):
+        return host
+    try:
+        out = host.encode("idna").decode("ascii").rstrip(".")
+    except UnicodeError:
+        return host
+    return out if _HOST_NAME(out) else host
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -91,16 +124,17 @@ def _hostport(hostport: str, scheme: str) -> str:
         elif ":" in host or not (port == "" or port.isdigit()):
             return hostport  # not host:port; leave it as it is
         stripped = host.rstrip(".")
-        host = stripped or host
+        host = a_label(stripped or host)
     if port is None or port == "" or port == _DEFAULT_PORTS.get(scheme):
         return host
     return f"{host}:{port}"
 
 
 def light_normalize(url: str) -> str:
-    """RFC 3986 syntax-based normalization (scheme and host case, default port, empty path,
-    percent-encoding case and unreserved characters, fragment removed). Semantics-free: it
-    never merges two URLs a server could tell apart, which is the rules' job. Idempotent."""
+    """RFC 3986 syntax-based normalization (scheme and host case, IDN hosts as A-labels,
+    default port, empty path, percent-encoding case and unreserved characters, fragment
+    removed; docs/formats.md, Light normalization). Semantics-free: it never merges two URLs
+    a server could tell apart, which is the rules' job. Idempotent."""
     scheme, auth, rest = split_authority(url)
     if not scheme:
         return url

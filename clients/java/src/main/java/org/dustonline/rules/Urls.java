@@ -1,17 +1,22 @@
 package org.dustonline.rules;
 
+import java.net.IDN;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * Hosts and the light normalization, as dustonline/rules/urls.py computes them (string
  * operations, no URL parser): the port of {@code split_authority}, {@code host_of} and
  * {@code light_normalize}. Case mapping of hosts and schemes is Unicode lower case, as
- * Python's {@code str.lower()} (both follow SpecialCasing: U+0130 gives "i\u0307").
+ * Python's {@code str.lower()} (both follow SpecialCasing: U+0130 gives "i\u0307"). An IDN
+ * host is written as its A-labels by {@link #aLabel}.
  */
 public final class Urls {
     private static final String UNRESERVED =
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+    /** What an A-label host may hold (Heritrix's ACCEPTABLE_ASCII_DOMAIN), as urls.py. */
+    private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9_.-]+");
 
     private Urls() {}
 
@@ -32,9 +37,79 @@ public final class Urls {
         return new String[] {url.substring(0, i), url.substring(start, end), url.substring(end)};
     }
 
+    /**
+     * Python's {@code str.lower()}: {@code toLowerCase(Locale.ROOT)}, whose one contextual
+     * mapping, capital sigma, is decided as Python decides it (Java looks for word
+     * boundaries, Python for case-ignorable and cased letters around it).
+     */
     static String lower(String s) {
-        return s.toLowerCase(Locale.ROOT);
+        String low = s.toLowerCase(Locale.ROOT);
+        if (s.indexOf('\u03a3') < 0) {
+            return low;
+        }
+        StringBuilder out = new StringBuilder(low.length());
+        for (int i = 0; i < s.length(); ) {
+            int cp = s.codePointAt(i);
+            if (cp == 0x3a3) {
+                out.append(finalSigma(s, i) ? '\u03c2' : '\u03c3');
+            } else {
+                out.append(new String(Character.toChars(cp)).toLowerCase(Locale.ROOT));
+            }
+            i += Character.charCount(cp);
+        }
+        return out.toString();
     }
+
+    /** CPython's handle_capital_sigma: a cased letter before it (case-ignorables skipped)
+     * and none after it. */
+    private static boolean finalSigma(String s, int i) {
+        int c = 0;
+        int j = i;
+        boolean before = false;
+        while (j > 0) {
+            c = s.codePointBefore(j);
+            j -= Character.charCount(c);
+            if (!caseIgnorable(c)) {
+                before = true;
+                break;
+            }
+        }
+        if (!before || !cased(c)) {
+            return false;
+        }
+        int k = i + 1;
+        while (k < s.length()) {
+            c = s.codePointAt(k);
+            if (!caseIgnorable(c)) {
+                return !cased(c);
+            }
+            k += Character.charCount(c);
+        }
+        return true;
+    }
+
+    /** Unicode's Cased: Lowercase, Uppercase (both with their Other_ parts) or Lt. */
+    private static boolean cased(int c) {
+        return Character.isLowerCase(c) || Character.isUpperCase(c) || Character.isTitleCase(c);
+    }
+
+    /** Unicode's Case_Ignorable: Word_Break MidLetter, MidNumLet or Single_Quote, or a
+     * general category Mn, Me, Cf, Lm, Sk. */
+    private static boolean caseIgnorable(int c) {
+        switch (Character.getType(c)) {
+            case Character.NON_SPACING_MARK:
+            case Character.ENCLOSING_MARK:
+            case Character.FORMAT:
+            case Character.MODIFIER_LETTER:
+            case Character.MODIFIER_SYMBOL:
+                return true;
+            default:
+                return WORD_BREAK_MID.indexOf(c) >= 0;
+        }
+    }
+
+    private static final String WORD_BREAK_MID = "'.:\u00b7\u0387\u055f\u05f4\u2018\u2019\u2024\u2027"
+            + "\ufe13\ufe52\ufe55\uff07\uff0e\uff1a";
 
     static String rstripDots(String s) {
         int end = s.length();
@@ -59,7 +134,47 @@ public final class Urls {
         if (colon >= 0) {
             auth = auth.substring(0, colon);
         }
-        return rstripDots(lower(auth));
+        return aLabel(rstripDots(lower(auth)));
+    }
+
+    /**
+     * An internationalized host (lower case already) as its A-labels, {@code bücher.example}
+     * to {@code xn--bcher-kva.example}; ASCII hosts as they are. IDNA 2003 ToASCII with
+     * AllowUnassigned false ({@code IDN.toASCII(host, 0)}), which Python computes as its
+     * {@code idna} codec after refusing code points Unicode 3.2 did not assign. A host that
+     * does not encode, or whose result is empty (after its trailing dots) or not letters,
+     * digits, '-', '_' and '.', stays as given. Unpaired surrogates are refused here:
+     * nameprep prohibits them (RFC 3454 C.5) and Python refuses them, java.net.IDN passes
+     * some.
+     */
+    public static String aLabel(String host) {
+        if (isAscii(host)) {
+            return host;
+        }
+        for (int i = 0; i < host.length(); i++) {
+            char c = host.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < host.length() && Character.isLowSurrogate(host.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return host;
+            }
+        }
+        String out;
+        try {
+            out = rstripDots(IDN.toASCII(host, 0));
+        } catch (RuntimeException e) { // IllegalArgumentException: does not encode
+            return host;
+        }
+        return HOST_NAME.matcher(out).matches() ? out : host;
+    }
+
+    static boolean isAscii(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) >= 0x80) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Python's {@code str.isdigit()}: non-empty, every code point a digit (Numeric_Type
@@ -122,7 +237,7 @@ public final class Urls {
                 }
             }
             String stripped = rstripDots(host);
-            host = stripped.isEmpty() ? host : stripped;
+            host = aLabel(stripped.isEmpty() ? host : stripped);
         }
         if (port == null || port.isEmpty() || port.equals(defaultPort(scheme))) {
             return host;
@@ -171,8 +286,9 @@ public final class Urls {
     }
 
     /**
-     * RFC 3986 syntax-based normalization: scheme and host case, default port, empty path,
-     * percent-encoding case and unreserved characters, fragment removed. Idempotent.
+     * RFC 3986 syntax-based normalization: scheme and host case, IDN hosts as A-labels,
+     * default port, empty path, percent-encoding case and unreserved characters, fragment
+     * removed (docs/formats.md, Light normalization). Idempotent.
      */
     public static String lightNormalize(String url) {
         String[] parts = splitAuthority(url);
