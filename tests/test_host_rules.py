@@ -83,6 +83,7 @@ def test_host_rules_apply_once_so_a_cycle_from_outside_cannot_loop():
         (host_rule(target="x.com:80"), "bad-host"),
         (host_rule(target=""), None),  # unset-like: a rewrite rule with an empty context
         (Rule(id="h", hosts=["www.x.com"], context="^a$", transformation="b", canonical_host="x.com"), "bad-host"),
+        (host_rule(normalize="trailing-slash"), "bad-host"),  # one action per record
     ],
 )
 def test_a_host_rule_from_outside_is_checked(rule, reason):

@@ -249,7 +249,7 @@ def _admit_host_rule(rule: Rule) -> None:
     target = rule.canonical_host
     if not isinstance(target, str) or len(target) > 253 or not _HOST_NAME.fullmatch(target):
         raise RuleError(f"rule {rule.id}: canonical_host {target!r} is not a lower-case host name", "bad-host", rule.id)
-    if rule.context or rule.transformation or rule.drop_param or rule.canonical_scheme:
+    if rule.context or rule.transformation or rule.drop_param or rule.canonical_scheme or rule.normalize:
         raise RuleError(
             f"rule {rule.id}: a host rule has no context, transformation or other action", "bad-host", rule.id
         )
