@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -256,6 +257,65 @@ def test_composed_rules_through_stormcrawler(tmp_path):
     applied = {r.id for u in urls for r in rs.applicable(u)}
     assert applied == {r.id for r in COMPOSED} - {"r-dead"}  # every rule took part somewhere
     assert counts["rewritten"] >= 20
+
+
+def generated_urls(rules: list[Rule], n: int, rnd: random.Random) -> list[str]:
+    """URLs of the rules' hosts as crawlers meet them: any scheme and host case, ports,
+    userinfo, trailing dots, escapes of every kind, index pages, dropped and other
+    parameters, fragments (light-normalized, as the file expects them)."""
+    hosts = sorted({h for r in rules for h in r.hosts}) or ["a.com"]
+    names = sorted({str(r.drop_param) for r in rules if r.drop_param}) + ["x", "page", "ID"]
+    segs = [
+        "a",
+        "B",
+        "index.html",
+        "%7e",
+        "%2f",
+        "%2F",
+        "%",
+        "%zz",
+        "~x",
+        "\u00c9t\u00e9",
+        "..",
+        "",
+        "news",
+        "12",
+        "Foo%41",
+    ]
+    out = set()
+    while len(out) < n:
+        host = rnd.choice(hosts)
+        host = host.upper() if rnd.random() < 0.2 else host
+        host += "." if rnd.random() < 0.1 else ""
+        scheme = rnd.choice(["http", "https", "HTTP", "ftp"])
+        auth = rnd.choice(["", "", "", "u@", "U:p@"]) + host + rnd.choice(["", "", "", ":80", ":443", ":8080", ":"])
+        path = "/".join(rnd.choice(segs) for _ in range(rnd.randint(0, 4))) + ("/" if rnd.random() < 0.3 else "")
+        query = ""
+        if rnd.random() < 0.6:
+            parts = [rnd.choice(names) + rnd.choice(["", "=1", "=A", "="]) for _ in range(rnd.randint(0, 4))]
+            query = "?" + "&".join(parts)
+        out.add(light_normalize(f"{scheme}://{auth}/{path}{query}" + rnd.choice(["", "", "#f", "#a?b"])))
+    return sorted(out)
+
+
+def test_generated_urls_through_stormcrawler(tmp_path):
+    """Every conformance set with hosts and the composed rules, over URLs generated around
+    their hosts (deterministic): the engine gives RuleSet's key for each."""
+    rnd = random.Random(19)
+    sets = [(name, rules) for name, (rules, _) in conformance_sets().items() if any(r.hosts for r in rules)]
+    sets.append(("composed", COMPOSED))
+    exports = [export(rules) for _, rules in sets]
+    jobs = [(ex.text, generated_urls(rules, 600, rnd)) for ex, (_, rules) in zip(exports, sets, strict=True)]
+    outs = stormcrawler_jvm.regex_normalize(jobs, tmp_path)
+    total: Counter = Counter()
+    bad = []
+    for (name, rules), ex, (_, urls), got in zip(sets, exports, jobs, outs, strict=True):
+        counts, b = compare(rules, urls, got, {s.rule_id for s in ex.skipped})
+        total += counts
+        bad += [(name, *x) for x in b]
+    assert not bad, "\n".join(f"[{n}] {u!r}: RuleSet {k!r}, StormCrawler {o!r}" for n, u, k, o in bad[:20])
+    assert total["agree"] == sum(len(u) for _, u in jobs) and total["rewritten"] > 1000
+    print(f"generated: {total['agree']} URLs agree ({total['rewritten']} rewritten, {total['exempt']} exempt)")
 
 
 def test_cli_names_each_rule_it_cannot_express(tmp_path, capsys):

@@ -322,10 +322,25 @@ def _light_normalize(chain: _Chain, pfx: str) -> None:
         hx = f"{ord(ch):02X}"
         esc = hx[0] + (f"[{hx[1]}{hx[1].lower()}]" if hx[1].isalpha() else hx[1])
         chain.add(_g(rest, rf"(?:[^%{MARKS}]++|%(?!{esc}){HEX}{{2}})*+") + f"%{esc}", f"$1$2{replacement(ch)}")
+    _hex_upper(chain, rest)
+
+
+def _hex_upper(chain: _Chain, rest: str) -> None:
+    """The hex digits of every %-escape after ``rest`` in upper case (every '%' there
+    starts an escape: bare ones are encoded first)."""
     for x in "abcdef":
         chain.add(_g(rest, rf"(?:[^%{MARKS}]++|%(?!{x}){HEX}{{2}})*+") + f"%{x}({HEX})", f"$1$2%{x.upper()}$3")
     for x in "abcdef":
         chain.add(_g(rest, rf"(?:[^%{MARKS}]++|%(?!{HEX}{x}){HEX}{{2}})*+") + f"%({HEX}){x}", f"$1$2%$3{x.upper()}")
+
+
+def _renormalize(chain: _Chain, pfx: str, lowered_paths: bool) -> None:
+    """``light_normalize`` of a normalized URL after its host's scheme, parameter and
+    path-edit rules: a scheme rule may make ``:443`` a default port, and lowercase-path
+    lowers the hex digits of the path's escapes; nothing else they do denormalizes."""
+    _https_default_port(chain, pfx)
+    if lowered_paths:
+        _hex_upper(chain, rf"{pfx}(?!://){SCHEME}://[^/?#{MARKS}]*+")
 
 
 def _case(chain: _Chain, lower: bool, what: str = "") -> None:
@@ -463,14 +478,20 @@ def export(rules: Sequence[Rule]) -> Export:
     for r, parsed, subst in rewrites:
         chain.section(f"rule {r.id}")
         chain.add(rf"^{a}{slot}(?={_scope(r.hosts)})(?:{java_context(parsed)})\z", D + subst)
-    if plan.https:
-        chain.section("https made :443 a default port: the rules again on the second copy without it")
-        chain.add(
-            rf"^{a}({slot})https://({USERINFO}(?:\[[^\]/?#{MARKS}]*+\]|(?!\[)[^/?#:{MARKS}]*+)):443{AUTH_END}",
-            f"{A2}$1https://$2",
+    lowered = {h for h, p in plan.prep.items() if LOWERCASE_PATH in p.edits}
+    if plan.https or lowered:
+        chain.section(
+            "the second copy not normalized (https made :443 a default port, lowercase-path lowered"
+            " the hex of escapes): the rules again on its normalization"
         )
+        authority = rf"{USERINFO}(?:\[[^\]/?#{MARKS}]*+\]|(?!\[)[^/?#:{MARKS}]*+)"
+        if plan.https:
+            chain.add(rf"^{a}(?={slot}https://{authority}:443{AUTH_END})", A2)
+        if lowered:
+            chain.add(rf"^{a}(?={slot}(?!://){SCHEME}://[^/?#{MARKS}]*+[^{MARKS}]*?%(?:[a-f]{HEX}|{HEX}[a-f]))", A2)
+        _renormalize(chain, f"{a2}{slot}", bool(lowered))
         for r, parsed, subst in rewrites:
-            hosts = [h for h in r.hosts if h.lower() in plan.https]
+            hosts = [h for h in r.hosts if h.lower() in plan.https | lowered]
             if hosts:
                 chain.add(rf"^{a2}{slot}(?={_scope(hosts)})(?:{java_context(parsed)})\z", D + subst)
     chain.section("no rule: the copies are equal, the URL is its key")
@@ -503,7 +524,7 @@ def export(rules: Sequence[Rule]) -> Export:
         chain.add(rf"^{f}([0-9]++){g}", f"{F2}$1{G}")
         chain.section("an output for the URL as given: its host's scheme, parameter and path-edit rules")
         _prepare(chain, [(f"{f2}{i}{g}", "", preps[i]) for i in hosts_of])
-        _https_default_port(chain, rf"{f2}[0-9]++{g}")
+        _renormalize(chain, rf"{f2}[0-9]++{g}", bool(lowered))
         chain.add(rf"^{f2}[0-9]++{g}", E)
     e_any = f"[{e}{cp(E1)}]"
     if plan.moves or plan.prep:
@@ -511,7 +532,7 @@ def export(rules: Sequence[Rule]) -> Export:
         if plan.moves:
             _move(chain, e, plan.moves, E1)
         _prepare(chain, [(e_any, _scope(hosts), preps[i]) for i, hosts in hosts_of.items()])
-        _https_default_port(chain, e_any)
+        _renormalize(chain, e_any, bool(lowered))
     chain.section("done")
     chain.add(rf"^{e_any}", "")
     return Export(_xml(chain, len(plan.active)), plan.skipped)
