@@ -6,6 +6,7 @@ bad file fails at start-up with the key path and what to write instead.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,22 @@ class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     pass
 
 
+def evidence_for(confidence: float) -> int:
+    """Agreeing observations, none against, that a decision needs at ``confidence``: the
+    least n with 2**-n <= 1 - confidence, i.e. a hypothesis wrong on half the URLs it
+    applies to (a coin flip) would have shown a counter-example with that probability."""
+    return max(1, math.ceil(math.log(1.0 - confidence) / math.log(0.5) - 1e-9))
+
+
 class Learning(_Section):
     k: int = 10  # URLs aligned per cluster (DustLin's K)
     card_set: int = 5  # token sets larger than this become a type class
-    min_freq: int = 3  # clusters that must yield a rule before it is a candidate
-    min_supp: int = 3  # URL pairs a rule must merge on validation clusters
+    # the one knob that trades coverage for safety: every decision (a rule proposed, a rule
+    # valid, a name dropped on a site, a shape proven across sites) needs evidence_for(it)
+    # agreeing observations and none against; 0.875 -> 3, 0.97 -> 6, 0.999 -> 10
+    confidence: float = 0.875
+    min_freq: int = 0  # clusters that must yield a rule before it is a candidate (0: from confidence)
+    min_supp: int = 0  # URL pairs a rule must merge on validation clusters (0: from confidence)
     fpr_max: float = 0.0  # tolerated share of those pairs that are not duplicates
     holdout: float = 0.0  # share of clusters (by hash) kept for validation only; 0 = validate on all
     max_cluster_urls: int = 1000  # a cluster with more distinct URLs is noise (soft 404, shared image)
@@ -33,6 +45,12 @@ class Learning(_Section):
     generalize: bool = True  # merge same-shape rules across clusters (docs/DESIGN.md §6)
     aligner: str = "dustlin"  # batch learn(): "dustlin" (linear) or "duster" (progressive)
     refresh_every: int = 1000  # events between rule derivations (1 = after every event)
+
+    def __post_init__(self) -> None:
+        if 0.5 <= self.confidence < 1.0:  # out of range: check() says so
+            n = evidence_for(self.confidence)
+            self.min_freq = self.min_freq or n
+            self.min_supp = self.min_supp or n
 
 
 class Clustering(_Section):
@@ -110,8 +128,11 @@ class Config(_Section):
         problems: list[str] = []
         _positive(problems, "learning.k", L.k, low=2)
         _positive(problems, "learning.card_set", L.card_set, low=1)
-        _positive(problems, "learning.min_freq", L.min_freq, low=1)
-        _positive(problems, "learning.min_supp", L.min_supp, low=1)
+        if not 0.5 <= L.confidence < 1.0:
+            problems.append(f"learning.confidence must be in [0.5, 1) (0.875 = 3 observations), got {L.confidence}")
+        else:  # derived from it unless set
+            _positive(problems, "learning.min_freq", L.min_freq, low=1)
+            _positive(problems, "learning.min_supp", L.min_supp, low=1)
         _positive(problems, "learning.max_cluster_urls", L.max_cluster_urls, low=2)
         _positive(problems, "learning.refresh_every", L.refresh_every, low=1)
         if not 0.0 <= L.fpr_max <= 1.0:

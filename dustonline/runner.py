@@ -121,7 +121,8 @@ class LearnRun:
             f"no rules: {shared:,} URLs shared their content with another URL. A rewrite rule needs "
             f"{L.min_freq} dup-clusters of one URL shape on a site and {L.min_supp} URL pairs it merges, "
             f"none of different contents; a dropped parameter needs {L.min_freq} clusters where it varied "
-            f"(learning.min_freq, learning.min_supp: docs/configuration.md). {s['candidates']:,} candidates fell short."
+            f"(learning.confidence {L.confidence} sets these; a lower one learns from less: "
+            f"docs/configuration.md). {s['candidates']:,} candidates fell short."
         )
 
     def finish(self) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 import dustonline
 from dustonline.cli import _parser
+from dustonline.config import Config
 from dustonline.evaluation.generator import GenConfig, write_stream
 from dustonline.rules.ruleset import read_rules
 
@@ -110,6 +111,21 @@ def test_rules_show_and_explain(learned):
     url = f"http://{host}/definitely/not/seen"
     p = run("explain", "--rules", rules, url)
     assert "key" in p.stdout and url.split("//")[1].split("/")[0] in p.stdout
+
+
+def test_one_knob_sets_every_evidence_count(tmp_path):
+    from dustonline.config import config_from_dict
+
+    assert (Config().check().learning.min_freq, Config().check().learning.min_supp) == (3, 3)
+    L = config_from_dict({"learning": {"confidence": 0.97}}).learning
+    assert (L.min_freq, L.min_supp) == (6, 6)
+    L = config_from_dict({"learning": {"confidence": 0.97, "min_supp": 2}}).learning
+    assert (L.min_freq, L.min_supp) == (6, 2)  # an explicit count still wins
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("learning:\n  confidence: 1.0\n")
+    p = run("learn", "-", "--rules-out", tmp_path / "r.jsonl", "--config", cfg, input="", check=False)
+    assert p.returncode == 2 and "learning.confidence must be in [0.5, 1)" in p.stderr
+    assert "min_freq" not in p.stderr  # derived from it: one thing to fix
 
 
 def test_bad_config_fails_fast_with_what_to_fix(tmp_path):
@@ -266,4 +282,4 @@ def test_learn_that_finds_no_rule_says_why(tmp_path):
     events.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     p = run("learn", events, "--rules-out", tmp_path / "r.jsonl", "--quiet", "--dead-letter", tmp_path / "d.jsonl")
     assert "no rules: 5 URLs shared their content with another URL" in p.stderr
-    assert "learning.min_freq" in p.stderr
+    assert "learning.confidence" in p.stderr

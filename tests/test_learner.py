@@ -205,7 +205,7 @@ def test_simhash_and_canonical_hints_join_clusters():
 
 def test_bad_config_fails_fast_with_the_key(tmp_path):
     with pytest.raises(ConfigError, match="learning.min_freq must be >= 1"):
-        config_from_dict({"learning": {"min_freq": 0}})
+        config_from_dict({"learning": {"min_freq": -1}})
     with pytest.raises(ConfigError, match=r"learning\.k"):
         config_from_dict({"learning": {"k": "ten"}})
     with pytest.raises(ConfigError, match="unknown field"):
