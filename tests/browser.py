@@ -116,5 +116,15 @@ def image_stats(png: Path, box: tuple[int, int, int, int] | None = None, white_t
     }
 
 
+def color_pixels(png: Path, rgb: tuple[int, int, int], tolerance: int = 8) -> int:
+    """How many pixels of png are within ``tolerance`` of ``rgb`` on every channel: is a
+    plot's colour on screen, and how much of it."""
+    from PIL import Image
+
+    with Image.open(png) as im:
+        colors = im.convert("RGB").getcolors(maxcolors=im.width * im.height) or []
+    return sum(n for n, c in colors if all(abs(a - b) <= tolerance for a, b in zip(c, rgb)))
+
+
 def _tail(text: str, lines: int = 30) -> str:
     return "\n".join((text or "").strip().splitlines()[-lines:])

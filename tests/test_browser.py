@@ -59,6 +59,12 @@ def test_screenshot_shows_image_and_heading(chromium, tmp_path):
             got = rgb.getpixel((x, y))
             assert all(abs(a - b) <= 8 for a, b in zip(got, want)), (x, y, got, want)
 
+    # each half of the image is W/2 x H pixels of its colour; a colour not drawn has none
+    half = W // 2 * H
+    assert half <= browser.color_pixels(png, RED) < half * 1.02
+    assert half <= browser.color_pixels(png, BLUE) < half * 1.02
+    assert browser.color_pixels(png, (20, 200, 20)) == 0
+
 
 def test_blank_page_is_blank(chromium, tmp_path):
     png = browser.screenshot(_page(tmp_path, "blank.html", ""), tmp_path / "blank.png", width=800, height=600)

@@ -199,6 +199,92 @@ def test_report_renders_in_a_real_browser(result, tmp_path, chromium):
     px = np.asarray(Image.open(png).convert("RGB")).astype(int)
     blue = int((np.abs(px - (0x1F, 0x6F, 0xEB)).max(axis=2) < 24).sum())
     assert blue > 3000, blue
+    # and every method's own colour is on screen: its swatch in the table (10 x 10 pixels),
+    # and a bar of the methods plot when it merged anything to speak of
+    colors = json.loads((tmp_path / "rep" / "report.json").read_text())["colors"]
+    seen = {n: browser.color_pixels(png, _rgb(c), tolerance=6) for n, c in colors.items()}
+    assert min(seen.values()) > 60, seen
+    big = [r["name"] for r in result[1]["methods"] if (r["tail"]["coverage"] or 0) >= 0.1]
+    assert len(big) >= 8 and min(seen[n] for n in big) > 1000, seen
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    return tuple(int(color[i : i + 2], 16) for i in (1, 3, 5))
+
+
+def test_every_method_has_its_own_colour_in_every_plot(result, tmp_path):
+    """One colour per method, fixed (a reader learns it once, across plots and reports):
+    in report.json, the headline table's swatches, the bars of the methods plot and the
+    per-site plot. All methods of the fixture ran, the four seed learners among them."""
+    from matplotlib.colors import to_hex
+
+    from dustonline.evaluation import report
+
+    _, res = result
+    page = report.write_report(res, tmp_path / "rep")
+    colors = json.loads((tmp_path / "rep" / "report.json").read_text())["colors"]
+    names = [r["name"] for r in res["methods"]]
+    assert sorted(colors) == sorted(names) and len(set(colors.values())) == len(names) >= 12
+    assert set(METHODS) <= set(report.METHOD_COLORS)  # every method's colour is fixed, not drawn
+    html = page.read_text()
+    for name in names:
+        assert f"<span class=sw style='background:{colors[name]}'></span>{name}" in html.replace("&#x27;", "'")
+    # the rendered colours are far apart (RGB distance), so the eye tells them apart
+    rgb = [_rgb(c) for c in colors.values()]
+    assert min(sum((a - b) ** 2 for a, b in zip(x, y)) ** 0.5 for i, x in enumerate(rgb) for y in rgb[i + 1 :]) > 60
+
+    fig = report.figure_methods(res)
+    bars = fig.axes[0].patches
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert [to_hex(b.get_facecolor()) for b in bars] == [colors[n] for n in labels] and len(bars) == len(labels)
+    fig = report.figure_sites(res)
+    shown = {
+        t.get_text(): to_hex(h.get_facecolor()) for t, h in zip(fig.legends[0].texts, fig.legends[0].legend_handles)
+    }
+    assert len(shown) >= 6 and shown == {n: colors[n] for n in shown}
+    for container in fig.axes[0].containers:  # every bar of a method, in its colour
+        assert {to_hex(b.get_facecolor()) for b in container} == {colors[container.get_label()]}
+
+
+def test_legends_cover_no_axes(result):
+    """The legend of each plot sits outside every axes (its ticks, labels and title
+    included): it hides no bar, line or axis. Checked on the drawn figures, by the window
+    extents matplotlib computes."""
+    from dustonline.evaluation import report
+
+    _, res = result
+    for make in (report.figure_over_time, report.figure_sites):
+        fig = make(res)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+        assert legends, make.__name__
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            for ax in fig.axes:
+                assert not box.overlaps(ax.get_tightbbox(renderer)), (make.__name__, box, ax)
+            # and inside the figure as saved (bbox_inches="tight" keeps what is drawn)
+            assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.x1
+
+
+def test_the_report_says_what_its_numbers_mean_and_sets_no_targets(result):
+    """Definitions next to the numbers: every summary card has a line saying what its
+    figure means, every column of the headline table one under its name; no internal
+    targets (the '(bar: >= 2x)' of the cards, ok/no colouring)."""
+    import re
+
+    from dustonline.evaluation import report
+
+    _, res = result
+    html = report.render_html(res, {})
+    cards = re.findall(r"<div class=card>(.*?)<div class=big>(.*?)</div><div class=def>(.*?)</div></div>", html)
+    assert len(cards) == html.count("<div class=card>") == 5  # saved, lost, vs DustLin, vs static, time to a rule
+    assert all(big.strip() and len(line.split()) >= 8 for _, big, line in cards), cards
+    table = html[html.index("<table>") : html.index("</table>")]
+    heads = re.findall(r"<th(?: class=l)?>([^<]*)(?:<div class=def>([^<]*)</div>)?</th>", table)
+    assert [name for name, _ in heads] == report.HEADLINE_COLS
+    assert all(len(line.split()) >= 2 for _, line in heads), heads
+    assert "bar:" not in html and "&ge;" not in html and "class='big ok'" not in html and "big no" not in html
 
 
 def test_same_stream_same_figures(generated, result):

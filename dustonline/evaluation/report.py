@@ -14,7 +14,48 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-_COLORS = {"online": "#1f6feb", "dustlin": "#8250df", "duster": "#bf3989", "static": "#9a6700", "frozen": "#54aeff"}
+_COLORS = {"online": "#1f6feb"}  # the online learner's blue, for its own plots
+
+#: One colour per method, the same in every plot and report: a reader learns them once.
+#: Red is left out: it marks losses, traps and drift.
+METHOD_COLORS = {
+    "online": "#1f6feb",
+    "dustlin": "#9467bd",
+    "duster": "#e377c2",
+    "dustbuster": "#2ca02c",
+    "replicas": "#8c564b",
+    "koppula": "#ff7f0e",
+    "patterntree": "#17becf",
+    "w3lib": "#7f7f7f",
+    "surt": "#bcbd22",
+    "url-normalize": "#393b79",
+    "none": "#c7c7c7",
+}
+#: for methods not listed above, in the order they appear
+_SPARE_COLORS = ["#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5", "#637939"]
+
+
+def _lighter(color: str, share: float = 0.5) -> str:
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{round(c + (255 - c) * share):02x}" for c in (r, g, b))
+
+
+def method_colors(res: dict) -> dict[str, str]:
+    """Each method of the result -> its colour: the fixed one, a frozen variant in a lighter
+    shade of its learner's, and spare colours, not used by anything shown, for others."""
+    names = [r["name"] for r in res["methods"]]
+    out: dict[str, str] = {}
+    for n in names:
+        base = n.split(" (")[0]
+        if n in METHOD_COLORS:
+            out[n] = METHOD_COLORS[n]
+        elif "frozen" in n and base in METHOD_COLORS:
+            out[n] = _lighter(METHOD_COLORS[base])
+    spare = [c for c in _SPARE_COLORS if c not in out.values()]
+    for n in names:
+        if n not in out:
+            out[n] = spare.pop(0) if spare else _lighter(_SPARE_COLORS[len(out) % len(_SPARE_COLORS)], 0.3)
+    return out
 
 
 def _plt():
@@ -36,10 +77,11 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def _color(row: dict) -> str:
-    if "frozen" in row["name"]:
-        return _COLORS["frozen"]
-    return _COLORS.get(row["name"], _COLORS.get(row["kind"], "#57606a"))
+def _legend_below(fig, ax, handles=None, labels=None, ncol: int = 4):
+    """The legend under the figure, outside every axes, so it hides no bar, line or axis."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    return fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=8)
 
 
 def _nan(v):
@@ -51,16 +93,21 @@ def _days(ts: float, t0: float) -> float:
 
 
 def plot_over_time(res: dict) -> str:
+    return _png(figure_over_time(res))
+
+
+def figure_over_time(res: dict):
     plt = _plt()
     t0 = res["input"]["first_ts"]
     curve = res["curve"]
     x = [_days(p["ts"], t0) for p in curve]
-    fig, ax = plt.subplots(figsize=(9, 3.6))
-    ax.plot(x, [_nan(p["coverage"]) for p in curve], color=_COLORS["online"], label="coverage, cumulative")
+    fig, ax = plt.subplots(figsize=(9, 3.9), layout="constrained")
+    blue = method_colors(res).get(res["online"], _COLORS["online"])
+    ax.plot(x, [_nan(p["coverage"]) for p in curve], color=blue, label="coverage, cumulative")
     ax.plot(
         x,
         [_nan(p["window_coverage"]) for p in curve],
-        color=_COLORS["online"],
+        color=blue,
         alpha=0.45,
         linestyle="--",
         label="coverage, per window",
@@ -82,19 +129,26 @@ def plot_over_time(res: dict) -> str:
                 ax.plot([_days(r["retired_ts"], t0)], [0.88], marker="v", color="#cf222e")
     lines = ax.get_legend_handles_labels()
     lines2 = ax2.get_legend_handles_labels()
-    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="lower right", frameon=False)
+    _legend_below(fig, ax, lines[0] + lines2[0], lines[1] + lines2[1], ncol=3)
     ax.set_title(f"{res['online']}: rules and coverage over the replay (prequential)", loc="left")
-    return _png(fig)
+    return fig
 
 
 def plot_methods(res: dict) -> str:
+    return _png(figure_methods(res))
+
+
+def figure_methods(res: dict):
     plt = _plt()
+    from matplotlib.ticker import MaxNLocator
+
     rows = [r for r in res["methods"] if "tail" in r]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 0.42 * len(rows) + 1.2), sharey=True)
     names = [r["name"] for r in rows][::-1]
     cov = [r["tail"]["coverage"] or 0.0 for r in rows][::-1]
     lost = [r["tail"]["lost"] for r in rows][::-1]
-    colors = [_color(r) for r in rows][::-1]
+    palette = method_colors(res)
+    colors = [palette[n] for n in names]
     a.barh(names, cov, color=colors)
     for y, v in enumerate(cov):
         a.text(v + 0.01, y, f"{v:.1%}", va="center", fontsize=8)
@@ -105,11 +159,16 @@ def plot_methods(res: dict) -> str:
         b.text(v, y, f" {v}", va="center", fontsize=8)
     b.set_xlabel("lost: distinct pages never fetched")
     b.set_xlim(0, max(lost + [1]) * 1.3)
+    b.xaxis.set_major_locator(MaxNLocator(integer=True))  # pages are counted, not measured
     a.set_title(f"held-out tail: {res['tail']['urls']:,} URLs, {res['tail']['contents']:,} pages", loc="left")
-    return _png(fig)
+    return fig
 
 
 def plot_sites(res: dict) -> str:
+    return _png(figure_sites(res))
+
+
+def figure_sites(res: dict):
     plt = _plt()
     sites = res["sites"][:20]
     rows = [r for r in res["methods"] if "tail" in r and r["name"] != "none"]
@@ -117,22 +176,26 @@ def plot_sites(res: dict) -> str:
     show = [r["name"] for r in rows if r["kind"] != "static" and "frozen" not in r["name"]]
     if best_static:
         show.append(best_static)
-    fig, ax = plt.subplots(figsize=(9, 3.8))
+    palette = method_colors(res)
+    fig, ax = plt.subplots(figsize=(9, 4.4), layout="constrained")
     w = 0.8 / max(1, len(show))
-    by = {r["name"]: r for r in rows}
     for k, name in enumerate(show):
         xs = [i + k * w for i in range(len(sites))]
-        ax.bar(xs, [s.get(name, {}).get("coverage") or 0.0 for s in sites], width=w, color=_color(by[name]), label=name)
+        ax.bar(xs, [s.get(name, {}).get("coverage") or 0.0 for s in sites], width=w, color=palette[name], label=name)
     ax.set_xticks([i + 0.4 - w / 2 for i in range(len(sites))])
     ax.set_xticklabels([s["site"] for s in sites], rotation=60, ha="right", fontsize=7)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("coverage on the tail")
-    ax.legend(frameon=False, ncol=len(show), fontsize=8, loc="upper right")
+    _legend_below(fig, ax, ncol=min(len(show), 7))
     ax.set_title("per site: the sites with the most duplicate URLs in the tail", loc="left")
-    return _png(fig)
+    return fig
 
 
 def plot_kinds(res: dict) -> str:
+    return _png(figure_kinds(res))
+
+
+def figure_kinds(res: dict):
     """Alias families x methods: which DUST each method merges; traps: what it wrongly merges."""
     plt = _plt()
     rows = res["kinds"]
@@ -160,10 +223,14 @@ def plot_kinds(res: dict) -> str:
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{'alias' if r['kind'] == 'alias' else 'TRAP'}: {r['name']} ({r['urls']:,})" for r in rows])
     ax.set_title("per DUST family: share merged with a true duplicate; per trap: share merged wrongly", loc="left")
-    return _png(fig)
+    return fig
 
 
 def plot_time_to_rule(res: dict) -> str:
+    return _png(figure_time_to_rule(res))
+
+
+def figure_time_to_rule(res: dict):
     plt = _plt()
     per = [p for p in res["time_to_rule"]["per_rule"] if p["events"] >= 0]
     fig, ax = plt.subplots(figsize=(4.4, 3.0))
@@ -171,7 +238,7 @@ def plot_time_to_rule(res: dict) -> str:
     ax.set_xlabel("hours of event time, first evidence -> valid rule")
     ax.set_ylabel("rules")
     ax.set_title("time to a valid rule", loc="left")
-    return _png(fig)
+    return fig
 
 
 # --------------------------------------------------------------------------- HTML
@@ -185,7 +252,10 @@ th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;vertical-
 td.l,th.l{text-align:left} code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 img{max-width:100%} .ok{color:#1a7f37;font-weight:600} .no{color:#cf222e;font-weight:600}
 .grid{display:flex;gap:16px;flex-wrap:wrap} .card{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px}
-.big{font-size:20px;font-weight:600}
+.big{font-size:20px;font-weight:600} .card{max-width:250px} .card .def{margin-top:4px}
+.def{color:#57606a;font-size:12px;font-weight:400;line-height:1.3}
+th .def{max-width:150px;margin-top:2px}
+.sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}
 """
 
 
@@ -250,6 +320,22 @@ HEADLINE_COLS = [
 ]
 
 
+#: one plain line per headline column, shown under its name (the Definitions section has
+#: the exact formulas)
+HEADLINE_DEFS = {
+    "method": "what keys the URLs",
+    "kind": "online: learns as it crawls; batch: learns once from the first part; static: fixed",
+    "coverage": "duplicate URLs given the key of a page already fetched: fetches saved",
+    "lost": "pages never fetched: a wrong key made them look seen",
+    "NP": "URL pairs under one key that really are duplicates (1 = no wrong merge)",
+    "compression": "fewer keys than URLs: 1 \u2212 keys / URLs",
+    "rules": "rules in use at the end",
+    "AR/R": "URLs saved per rule",
+    "seconds": "time to learn",
+    "whole stream: coverage / lost": "the same, over the whole replay from the first event",
+}
+
+
 def markdown_table(res: dict) -> str:
     """The headline table; with digests as the truth, the whole-crawl table after it."""
     lines = ["| " + " | ".join(HEADLINE_COLS) + " |", "|" + "---|" * len(HEADLINE_COLS)]
@@ -261,13 +347,23 @@ def markdown_table(res: dict) -> str:
     return "\n".join(lines)
 
 
-def _table(cols: list[str], rows: list[list[str]], left: int = 1) -> str:
-    head = "".join(f"<th class=l>{_e(c)}</th>" if i < left else f"<th>{_e(c)}</th>" for i, c in enumerate(cols))
+def _table(cols: list[str], rows: list[list[str]], left: int = 1, defs: dict[str, str] | None = None) -> str:
+    """An HTML table; ``defs`` puts a plain-language line under each column's name."""
+    head = "".join(
+        f"<th{' class=l' if i < left else ''}>{_e(c)}"
+        + (f"<div class=def>{_e(defs[c])}</div>" if defs and c in defs else "")
+        + "</th>"
+        for i, c in enumerate(cols)
+    )
     body = "".join(
         "<tr>" + "".join(f"<td class=l>{c}</td>" if i < left else f"<td>{c}</td>" for i, c in enumerate(row)) + "</tr>"
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _swatch(color: str) -> str:
+    return f"<span class=sw style='background:{color}'></span>"
 
 
 def _crawl_html(crawl: dict) -> str:
@@ -298,6 +394,64 @@ def _crawl_html(crawl: dict) -> str:
     )
 
 
+def _card(title: str, value: str, definition: str) -> str:
+    return f"<div class=card>{title}<div class=big>{value}</div><div class=def>{definition}</div></div>"
+
+
+def _cards(res: dict) -> str:
+    """The summary: the online learner on the tail, next to the batch learner and the best
+    static canonicalizer when they ran; each figure with what it means in one line."""
+    rows = {r["name"]: r for r in res["methods"] if "tail" in r}
+    online = rows.get(res.get("online", ""))
+    tg = res.get("targets") or {}
+    cards = []
+    if online is not None:
+        t = online["tail"]
+        cards.append(
+            _card(
+                f"{_e(online['name'])}: fetches saved",
+                _pc(t["coverage"]),
+                "of the duplicate URLs in the held-out tail got the key of a page already fetched "
+                "(coverage), so the crawler skips them",
+            )
+        )
+        cards.append(
+            _card(
+                f"{_e(online['name'])}: pages lost",
+                f"{t['lost']:,}",
+                "distinct pages never fetched, because a rule gave their URL the key of another page",
+            )
+        )
+    if tg.get("coverage_vs_dustlin") is not None:
+        cards.append(
+            _card(
+                "compared with batch DustLin",
+                f"{_pc(tg['coverage_vs_dustlin'])} of its coverage",
+                "DustLin learns once from the whole first part of the crawl; the online learner sees "
+                f"each event once, as it comes. Pages lost: {tg['lost_online']:,} vs {tg['lost_dustlin']:,}",
+            )
+        )
+    if tg.get("merges_vs_best_static") is not None:
+        cards.append(
+            _card(
+                f"compared with {_e(tg['best_static'])}",
+                f"{tg['merges_vs_best_static']:.2f}&times; the duplicates merged",
+                f"{_e(tg['best_static'])} is the best fixed canonicalizer here: what a crawler does without learning",
+            )
+        )
+    ttr = res.get("time_to_rule") or {}
+    if ttr.get("median_events") is not None:
+        cards.append(
+            _card(
+                "time to a rule, median",
+                _dur(ttr["median_seconds"]),
+                "crawl time from the first duplicate pair a rule explains to the rule being in use "
+                f"({ttr['median_events']:,} events; 90% of rules within {_dur(ttr['p90_seconds'])})",
+            )
+        )
+    return "<div class=grid>" + "".join(cards) + "</div>" if cards else ""
+
+
 def render_html(res: dict, images: dict[str, str]) -> str:
     inp, tail = res["input"], res["tail"]
     parts = [
@@ -309,37 +463,16 @@ def render_html(res: dict, images: dict[str, str]) -> str:
         f"{_when(inp['first_ts'])} to {_when(inp['last_ts'])} UTC. Ground truth: {_e(inp['truth'])}. Sources: "
         f"{_e(', '.join(Path(s).name for s in inp['sources']))}</p>",
     ]
-    tg = res.get("targets") or {}
-    if tg:
-        cards = []
-        if "coverage_vs_dustlin" in tg:
-            ok = "ok" if tg["dustlin_met"] else "no"
-            cards.append(
-                f"<div class=card>online / batch DustLin coverage<div class='big {ok}'>"
-                f"{_pc(tg['coverage_vs_dustlin'])}</div>lost {tg['lost_online']} vs {tg['lost_dustlin']}"
-                f" (bar: &ge; 95%, no more lost)</div>"
-            )
-        if tg.get("merges_vs_best_static") is not None:
-            ok = "ok" if tg["static_met"] else "no"
-            cards.append(
-                f"<div class=card>online / best static ({_e(tg['best_static'])}) merges<div class='big {ok}'>"
-                f"{tg['merges_vs_best_static']:.2f}&times;</div>(bar: &ge; 2&times;)</div>"
-            )
-        ttr = res.get("time_to_rule") or {}
-        if ttr.get("median_events") is not None:
-            cards.append(
-                f"<div class=card>first evidence &rarr; valid rule, median<div class=big>"
-                f"{_dur(ttr['median_seconds'])}</div>{ttr['median_events']:,} events (p90 "
-                f"{_dur(ttr['p90_seconds'])})</div>"
-            )
-        parts.append("<div class=grid>" + "".join(cards) + "</div>")
+    parts.append(_cards(res))
     parts.append(
         f"<h2>All methods on the held-out tail</h2><p>The last {tail['share']:.0%} of events: "
         f"{tail['urls']:,} URLs first seen there, {tail['contents']:,} pages. Batch learners were "
         "trained on the events before it; the online learner keeps learning through it (and, frozen, "
         "stops at its start). <i>Whole stream</i> is the prequential replay from the first event.</p>"
     )
-    parts.append(_table(HEADLINE_COLS, [[_e(c) for c in row] for row in headline_rows(res)], left=2))
+    palette = method_colors(res)
+    rows = [[_swatch(palette[row[0]]) + _e(row[0])] + [_e(c) for c in row[1:]] for row in headline_rows(res)]
+    parts.append(_table(HEADLINE_COLS, rows, left=2, defs=HEADLINE_DEFS))
     if res.get("crawl"):
         parts.append(_crawl_html(res["crawl"]))
     for key, title in (
@@ -491,7 +624,7 @@ def write_report(res: dict, out_dir: str | Path) -> Path:
         images["kinds"] = plot_kinds(res)
     if res.get("time_to_rule", {}).get("per_rule"):
         images["time_to_rule"] = plot_time_to_rule(res)
-    (out / "report.json").write_text(json.dumps(res, indent=1, sort_keys=True))
+    (out / "report.json").write_text(json.dumps({**res, "colors": method_colors(res)}, indent=1, sort_keys=True))
     page = out / "index.html"
     page.write_text(render_html(res, images))
     return page
