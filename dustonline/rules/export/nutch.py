@@ -9,10 +9,10 @@ key's own host's rules apply to the key, and every output is lightly normalized
 (docs/formats.md, "Order"). The file reproduces that with state kept in the string:
 private-use code points (U+E000-U+E00F, ``MARKS``) at its start say which step a URL is
 in, and a URL whose host has rules is carried as two copies (as given, and with its
-host's scheme and parameter rules applied) until a rewrite rule decides it. Patterns
+host's scheme, parameter and path-edit rules applied) until a rewrite rule decides it. Patterns
 anchored at ``^`` match once; ``\\G`` chains do the per-character work (ASCII case,
 percent escapes, dropped parameters). The ``${N:lower}`` / ``${N:upper}`` conversions
-are applied the same way, to the group's text between two marks.
+and lowercase-path are applied the same way, to the text between two marks.
 
 What the file assumes: the URL it is given is lightly normalized
 (``dustonline.rules.urls.light_normalize``); Nutch's BasicURLNormalizer and
@@ -25,22 +25,21 @@ StormCrawler's RegexURLNormalizer on the JVM and compares with ``RuleSet``.
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import msgspec
 
 from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_PATH, TRAILING_SLASH
-from ..pattern import Alt, Chars, Group, Parsed, Repeat, Seq, check
+from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import light_normalize, split_authority
 from . import Export, Skipped
+from .javaregex import cp, digits, java_context, lit, replacement
 
 # ------------------------------------------------------------------ the marks
 A = "\ue000"  # undecided: A <url> B <url with its host's scheme and parameter rules>
-A2 = "\ue001"  # as A, the second copy had a default port that https made redundant
+A2 = "\ue001"  # as A, the second copy normalized since (https's :443, escapes' hex)
 B = "\ue002"  # separates the two copies
 C = "\ue003"  # no rule took the second copy: C <second copy> B <url>, tried as given
 D = "\ue004"  # a rewrite rule's output, not yet normalized
@@ -57,65 +56,11 @@ MARKS = r"\x{e000}-\x{e00f}"
 M = "[" + MARKS + "]"
 
 
-def cp(c: str) -> str:
-    """One code point as Java regex text: ASCII letters and digits as they are, the rest
-    as ``\\x{..}`` (also inside a class)."""
-    return c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}"
-
-
-def lit(text: str) -> str:
-    return "".join(cp(c) for c in text)
-
-
 # the scheme: everything up to the first "://" (split_authority); a second one may follow
 SCHEME = rf"[^:{MARKS}]*+(?::(?!//)[^:{MARKS}]*+)*+"
 USERINFO = rf"(?:[^/?#{MARKS}]*@)?+"  # up to the authority's last '@'
 AUTH_END = rf"(?=[/?#{MARKS}]|\z)"
 HEX = "[0-9A-Fa-f]"
-
-
-def _ranges(points: set[int]) -> list[tuple[int, int]]:
-    starts = sorted(c for c in points if c - 1 not in points)
-    ends = sorted(c for c in points if c + 1 not in points)
-    return list(zip(starts, ends, strict=True))
-
-
-def char_class(points: set[int]) -> str:
-    return "[" + "".join(cp(chr(a)) if a == b else f"{cp(chr(a))}-{cp(chr(b))}" for a, b in _ranges(points)) + "]"
-
-
-@functools.cache
-def digits() -> str:
-    """What Python's str.isdigit takes for a port (light_normalize): Unicode digits too."""
-    return char_class({c for c in range(sys.maxunicode + 1) if chr(c).isdigit()})
-
-
-def java_context(parsed: Parsed) -> str:
-    """A context as Java regex text written from its parsed tree (as ``to_re2`` does for
-    RE2): classes as code-point ranges, so flags and ``.`` mean nothing; groups numbered
-    as in the context; anchors left out (the caller anchors)."""
-    return _java(parsed.root)
-
-
-def _java(node) -> str:
-    if isinstance(node, Chars):
-        if len(node.ivs) == 1 and node.ivs[0][0] == node.ivs[0][1]:
-            return cp(chr(node.ivs[0][0]))
-        return "[" + "".join(cp(chr(lo)) if lo == hi else f"{cp(chr(lo))}-{cp(chr(hi))}" for lo, hi in node.ivs) + "]"
-    if isinstance(node, Seq):
-        return "".join(_java(i) for i in node.items)
-    if isinstance(node, Alt):
-        return "(?:" + "|".join(_java(b) for b in node.branches) + ")"
-    if isinstance(node, Group):
-        return ("(" if node.index is not None else "(?:") + _java(node.node) + ")"
-    assert isinstance(node, Repeat)
-    q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((node.lo, node.hi))
-    if q is None:
-        q = f"{{{node.lo}}}" if node.lo == node.hi else f"{{{node.lo},{node.hi}}}"
-    inner = _java(node.node)
-    if not isinstance(node.node, (Chars, Group)):
-        inner = "(?:" + inner + ")"
-    return inner + q + ("?" if node.lazy else "")
 
 
 def host_scope(hosts: Sequence[str]) -> str | None:
@@ -127,11 +72,6 @@ def host_scope(hosts: Sequence[str]) -> str | None:
     if not alts:
         return None
     return f"{SCHEME}://{USERINFO}(?:{'|'.join(alts)})" + rf"\.*+(?=[:/?#{MARKS}]|\z)"
-
-
-def replacement(text: str) -> str:
-    """Literal text for Java's replacement string (``\\`` and ``$`` escaped)."""
-    return text.replace("\\", "\\\\").replace("$", "\\$")
 
 
 class _Unexpressible(Exception):
