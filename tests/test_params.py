@@ -517,7 +517,7 @@ def test_host_rules_survive_a_restart_from_the_store(tmp_path):
     ],
 )
 def test_token_shapes(values, shape):
-    from dustonline.learner.params import token_shape
+    from dustonline.learner.names import token_shape
 
     assert token_shape(values) == shape
 

@@ -1,5 +1,5 @@
-"""Query parameters a site ignores, and whether its http and https URLs are one page,
-learned one name at a time (rules/params.py).
+"""Query parameters a site ignores, and the other things its pages do not depend on
+(scheme, host alias, path edits), learned one name at a time (names.py, rules/params.py).
 
 Aligned rules learn a page's aliases as one combination: ``?utm_source=a&fbclid=b`` and
 ``?fbclid=c`` are two URL shapes, each needing its own clusters, and a page reached by a
@@ -21,21 +21,13 @@ hypothesis per site, "the page does not depend on ``name``":
   instead of ``min_freq``, still subject to its own counter-evidence. Names are compared
   exactly, so ``sid`` proven elsewhere says nothing about ``id``.
 
-The scheme is one more name here (``SCHEME``): a dup-cluster whose URLs of one path come
-over both http and https is evidence that the site serves one page under both, and two
-clusters whose URLs differ only in the scheme (``robots.txt`` often does) veto it. Its rule
-reads the hosts' http URLs as https (``Rule.canonical_scheme``). Like every name it
-transfers: once ``min_freq`` sites have it, a new site needs one cluster.
-
-Hosts are one more name too (``HOST``): a dup-cluster whose URLs of one path come from
-two hosts of a site (``www.x.com`` and ``x.com``, ``img1.x.com`` and ``img.x.com``) is
-evidence that the pair serves one page under both, and two clusters whose URLs differ
-only in that host veto it. Its rule moves the URLs of one host to the other
-(``Rule.canonical_host``; the one with more URLs in the window when it activates), so the
-moved host's URLs then share the other's keys, checked for collisions together. The
-``www.`` toggle transfers like a name (proven on ``min_freq`` sites, a new site needs one
-cluster); any other pair of hosts needs ``min_freq`` clusters of its own. A host that
-another host moves to is never moved itself, so crawlers move a URL once.
+The scheme, pairs of hosts of a site and path edits are names too, with their own ways
+of showing evidence (names.py): http read as https, one host moved to the other (the one
+with more URLs in the window when it activates; a host moved to is never moved, so a
+URL moves once, and moved URLs are checked for collisions under the other host's
+names), the trailing slash, an empty query, a last segment, the path's case. Every name
+transfers by its class (names.py ``transfer_class``, and the shape of random-token
+values); evidence that came before its class was proven waits and is adopted then.
 
 A rule is published per site and name (``p-`` ids), scoped to the hosts where the
 parameter varied, and retired when its last cluster of evidence leaves the window or a
@@ -51,50 +43,33 @@ from collections.abc import Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import (
-    BARE,
-    EMPTY_QUERY,
-    LAST_SEGMENT,
-    LOWERCASE_PATH,
-    TRAILING_SLASH,
-    apply_edits,
-    drop_params,
-    lower_ascii,
-    query_pairs,
-    to_host,
-    to_https,
-)
+from ..rules.params import lower_ascii, to_host
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
-from ..rules.urls import host_of, site_of_host, split_authority
+from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
 from .changes import RuleChanges
 from .hosturls import HostURLs
 from .lifecycle import Clock
+from .names import (
+    CASE,
+    HOST,
+    LAST,
+    LASTP,
+    PAIR,
+    SCHEME,
+    SLASH,
+    address_of,
+    edit_of,
+    key_of,
+    last_segment,
+    observed,
+    pair_hosts,
+    pair_name,
+    token_shape,
+    transfer_class,
+)
 
 CANDIDATE, VETOED = "candidate", "vetoed"
-SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
-HOST = "=host"  # the host as a name (observed)
-PAIR = "=host:"  # + "a US b": the hypothesis "hosts a and b serve one page", a < b
-WWW = "=host:www."  # the transfer class of every pair (x, www.x)
-SLASH = "=slash"  # the path's trailing "/" as a name, values "1" and "0"
-EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
-LAST = "=last"  # the last path segment, observed under the path before it
-LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
-CASE = "=case"  # the path's letter case, observed under the lowered path
-EDITS = {
-    SLASH: TRAILING_SLASH,
-    EMPTYQ: EMPTY_QUERY,
-    CASE: LOWERCASE_PATH,
-}  # names of path edits -> the edit (and LASTP)
-
-
-def edit_of(name: str) -> str | None:
-    """The path edit (``Rule.normalize``) a name stands for, if it stands for one."""
-    if name.startswith(LASTP):
-        return LAST_SEGMENT + name[len(LASTP) :]
-    return EDITS.get(name)
-
-
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
 MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
 MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
@@ -111,96 +86,6 @@ class ParamObs(msgspec.Struct, array_like=True, gc=False):
     noisy: bool = False  # too many paths: evidence withdrawn, nothing more observed
 
 
-def _pairs(url: str) -> list[tuple[str, str]]:
-    """The query's (name, value) pairs, and the scheme, the host, the trailing slash and an
-    empty query as more."""
-    scheme = _scheme(url)
-    if scheme is None:
-        return query_pairs(url)
-    _, _, rest = split_authority(url)
-    path, q, _ = rest.partition("?")
-    path = path.partition("#")[0]
-    out = [(SCHEME, scheme), (HOST, host_of(url)), (SLASH, "1" if len(path) > 1 and path.endswith("/") else "0")]
-    if q and not rest.partition("?")[2].partition("#")[0]:
-        out.append((EMPTYQ, "1"))
-    return out + query_pairs(url)
-
-
-def _last(url: str, site: str) -> tuple[str, str]:
-    """(``site NUL`` the path before its last ``/``, the last segment): ``/a/`` and
-    ``/a/index.html`` share the first, their segments are "" and "index.html"."""
-    _, _, rest = split_authority(url)
-    end = len(rest)
-    for ch in "?#":
-        j = rest.find(ch)
-        if 0 <= j < end:
-            end = j
-    path = rest[:end]
-    cut = path.rfind("/")
-    return site + "\x00" + path[: max(cut, 0)], path[cut + 1 :]
-
-
-def pair_name(a: str, b: str) -> str:
-    return PAIR + "\x1f".join(sorted((a, b)))
-
-
-def pair_hosts(name: str) -> tuple[str, str]:
-    a, _, b = name[len(PAIR) :].partition("\x1f")
-    return a, b
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
-_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
-
-
-def token_shape(values) -> str:
-    """The shape of a parameter's values when they are random tokens (session, click and
-    tracking ids: 8+ characters mixing digits and letters), as a transfer class: a name
-    whose values look like one another's is the same kind of parameter on every site
-    ("=token:hex:32"), whatever the site calls it. Words and numbers have no shape: a
-    word may select content (``lang=fr``), and so may a number (``id=123456789``)."""
-    kinds, lengths = set(), set()
-    for v in values:
-        if v == BARE or len(v) < 8 or not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
-            return ""
-        if all(c in _HEX for c in v):
-            kinds.add("hex")
-        elif v.isascii() and v.isalnum():
-            kinds.add("alnum")
-        elif all(c in _TOKEN for c in v):
-            kinds.add("b64")
-        else:
-            return ""
-        lengths.add(len(v))
-    if not kinds:
-        return ""
-    kind = "b64" if "b64" in kinds else "alnum" if "alnum" in kinds else "hex"
-    return f"=token:{kind}:{lengths.pop() if len(lengths) == 1 else 'var'}"
-
-
-def transfer_class(name: str) -> str:
-    """What other sites' evidence about ``name`` says something about: the name itself, or
-    for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business)."""
-    if name.startswith(PAIR):
-        a, b = pair_hosts(name)
-        if b == "www." + a or a == "www." + b:
-            return WWW
-    return name
-
-
-def _address(url: str, site: str) -> str:
-    """``site NUL path`` (``site``: the URL's): what two URLs must share for a name's
-    variation between them to count (scheme and host aliases of one site, and a trailing
-    slash, do not make another address; another site does)."""
-    _, _, rest = split_authority(url)
-    end = len(rest)
-    for ch in "?#":
-        j = rest.find(ch)
-        if 0 <= j < end:
-            end = j
-    return site + "\x00" + rest[:end].rstrip("/")
-
-
 class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One name on one site (table ``pev``, key ``site NUL name``)."""
 
@@ -213,21 +98,6 @@ class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     support: int = 0  # n as last published
     target: str = ""  # a pair of hosts: the one the other moves to, while active
     shape: str = ""  # its values' token shape when it first varied (a second transfer class)
-
-
-def _scheme(url: str) -> str | None:
-    head = url[:8].lower()
-    return "https" if head.startswith("https://") else "http" if head.startswith("http://") else None
-
-
-def key_of(url: str, names: list[str]) -> str:
-    """The URL as crawlers read it under these names (``RuleSet``'s order: scheme first,
-    parameters, path edits)."""
-    if SCHEME in names:
-        url = to_https(url)
-    url = drop_params(url, names)
-    edits = [e for e in map(edit_of, names) if e]
-    return apply_edits(url, edits) if edits else url
 
 
 def param_rule_id(site: str, name: str) -> str:
@@ -269,7 +139,7 @@ class ParamRules:
         had, when known): the names that vary from now on between the cluster's URLs of
         one address (site and path) are evidence for that site. A cluster may span sites
         (one image served by many): each site's evidence is its own URLs'."""
-        pairs = _pairs(url)
+        pairs = observed(url)
         o = self.obs.get(cid)
         if o is None:
             if cluster_n < 2 or noise:
@@ -277,9 +147,9 @@ class ParamRules:
             o = ParamObs(site_of_host(host))
             if before is not None and cluster_n == 2:
                 bsite = site_of_host(host_of(before))
-                address = _address(before, bsite)
+                address = address_of(before, bsite)
                 o.paths[address] = 1
-                self._record(o, address, _pairs(before))
+                self._record(o, address, observed(before))
                 self._record_last(o, before, bsite)
             else:
                 o.blind = cluster_n - 1
@@ -287,7 +157,7 @@ class ParamRules:
             return
         site = site_of_host(host)
         self._site_host(site, host)
-        address = _address(url, site)
+        address = address_of(url, site)
         o.paths[address] = o.paths.get(address, 0) + 1
         if noise or len(o.paths) > self.card_set:
             self._withdraw(cid, o)
@@ -341,9 +211,9 @@ class ParamRules:
     def _record_last(self, o: ParamObs, url: str, site: str) -> None:
         """The last segment under the path before it, and the path under its lowered form:
         the names whose evidence is two URLs of different addresses."""
-        where, seg = _last(url, site)
+        where, seg = last_segment(url, site)
         self._record(o, where, [(LAST, seg)])
-        address = _address(url, site)
+        address = address_of(url, site)
         self._record(o, lower_ascii(address), [(CASE, address)])
 
     @staticmethod

@@ -1,0 +1,164 @@
+"""The names learner/params.py learns one at a time, per site: what each stands for,
+what a URL shows of it, how it keys URLs, and what it transfers with.
+
+A name is a hypothesis "the page does not depend on this", about one site:
+- a query parameter (``sid``, ``utm_source``): dropped (``Rule.drop_param``);
+- the scheme (``SCHEME``): http read as https (``Rule.canonical_scheme``);
+- a pair of hosts of the site (``PAIR`` + the two hosts): one moves to the other
+  (``Rule.canonical_host``);
+- a path edit: the trailing slash (``SLASH``), an empty query (``EMPTYQ``), a last
+  segment such as ``index.html`` (``LASTP`` + it), the path's letter case (``CASE``)
+  (``Rule.normalize``).
+
+Most are evidence when they vary between URLs of one address (site and path) of a
+dup-cluster: present and absent, or two values. Some every URL has, and two values are
+the evidence: the scheme, the host, the trailing slash; and two observed under another
+address than the URL's own: the last segment under the path before it (``/a/`` and
+``/a/index.html``), the path under its lowered form (``/A`` and ``/a``).
+
+A name transfers across sites by its transfer class: itself (names compared exactly, so
+``sid`` says nothing about ``id``), the ``www.`` toggle for every pair (x, www.x), and
+for a parameter whose values are random tokens, the shape of those values.
+"""
+
+from __future__ import annotations
+
+from ..rules.params import (
+    BARE,
+    EMPTY_QUERY,
+    LAST_SEGMENT,
+    LOWERCASE_PATH,
+    TRAILING_SLASH,
+    apply_edits,
+    drop_params,
+    query_pairs,
+    to_https,
+)
+from ..rules.urls import host_of, split_authority
+
+SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
+HOST = "=host"  # the host as a name (observed)
+PAIR = "=host:"  # + "a US b": the hypothesis "hosts a and b serve one page", a < b
+WWW = "=host:www."  # the transfer class of every pair (x, www.x)
+SLASH = "=slash"  # the path's trailing "/" as a name, values "1" and "0"
+EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
+LAST = "=last"  # the last path segment, observed under the path before it
+LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
+CASE = "=case"  # the path's letter case, observed under the lowered path
+EDITS = {
+    SLASH: TRAILING_SLASH,
+    EMPTYQ: EMPTY_QUERY,
+    CASE: LOWERCASE_PATH,
+}  # names of path edits -> the edit (and LASTP)
+
+
+def edit_of(name: str) -> str | None:
+    """The path edit (``Rule.normalize``) a name stands for, if it stands for one."""
+    if name.startswith(LASTP):
+        return LAST_SEGMENT + name[len(LASTP) :]
+    return EDITS.get(name)
+
+
+def observed(url: str) -> list[tuple[str, str]]:
+    """The query's (name, value) pairs, and the scheme, the host, the trailing slash and an
+    empty query as more."""
+    scheme = scheme_of(url)
+    if scheme is None:
+        return query_pairs(url)
+    _, _, rest = split_authority(url)
+    path, q, _ = rest.partition("?")
+    path = path.partition("#")[0]
+    out = [(SCHEME, scheme), (HOST, host_of(url)), (SLASH, "1" if len(path) > 1 and path.endswith("/") else "0")]
+    if q and not rest.partition("?")[2].partition("#")[0]:
+        out.append((EMPTYQ, "1"))
+    return out + query_pairs(url)
+
+
+def last_segment(url: str, site: str) -> tuple[str, str]:
+    """(``site NUL`` the path before its last ``/``, the last segment): ``/a/`` and
+    ``/a/index.html`` share the first, their segments are "" and "index.html"."""
+    _, _, rest = split_authority(url)
+    end = len(rest)
+    for ch in "?#":
+        j = rest.find(ch)
+        if 0 <= j < end:
+            end = j
+    path = rest[:end]
+    cut = path.rfind("/")
+    return site + "\x00" + path[: max(cut, 0)], path[cut + 1 :]
+
+
+def pair_name(a: str, b: str) -> str:
+    return PAIR + "\x1f".join(sorted((a, b)))
+
+
+def pair_hosts(name: str) -> tuple[str, str]:
+    a, _, b = name[len(PAIR) :].partition("\x1f")
+    return a, b
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+
+def token_shape(values) -> str:
+    """The shape of a parameter's values when they are random tokens (session, click and
+    tracking ids: 8+ characters mixing digits and letters), as a transfer class: a name
+    whose values look like one another's is the same kind of parameter on every site
+    ("=token:hex:32"), whatever the site calls it. Words and numbers have no shape: a
+    word may select content (``lang=fr``), and so may a number (``id=123456789``)."""
+    kinds, lengths = set(), set()
+    for v in values:
+        if v == BARE or len(v) < 8 or not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+            return ""
+        if all(c in _HEX for c in v):
+            kinds.add("hex")
+        elif v.isascii() and v.isalnum():
+            kinds.add("alnum")
+        elif all(c in _TOKEN for c in v):
+            kinds.add("b64")
+        else:
+            return ""
+        lengths.add(len(v))
+    if not kinds:
+        return ""
+    kind = "b64" if "b64" in kinds else "alnum" if "alnum" in kinds else "hex"
+    return f"=token:{kind}:{lengths.pop() if len(lengths) == 1 else 'var'}"
+
+
+def transfer_class(name: str) -> str:
+    """What other sites' evidence about ``name`` says something about: the name itself, or
+    for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business)."""
+    if name.startswith(PAIR):
+        a, b = pair_hosts(name)
+        if b == "www." + a or a == "www." + b:
+            return WWW
+    return name
+
+
+def address_of(url: str, site: str) -> str:
+    """``site NUL path`` (``site``: the URL's): what two URLs must share for a name's
+    variation between them to count (scheme and host aliases of one site, and a trailing
+    slash, do not make another address; another site does)."""
+    _, _, rest = split_authority(url)
+    end = len(rest)
+    for ch in "?#":
+        j = rest.find(ch)
+        if 0 <= j < end:
+            end = j
+    return site + "\x00" + rest[:end].rstrip("/")
+
+
+def scheme_of(url: str) -> str | None:
+    head = url[:8].lower()
+    return "https" if head.startswith("https://") else "http" if head.startswith("http://") else None
+
+
+def key_of(url: str, names: list[str]) -> str:
+    """The URL as crawlers read it under these names (``RuleSet``'s order: scheme first,
+    parameters, path edits)."""
+    if SCHEME in names:
+        url = to_https(url)
+    url = drop_params(url, names)
+    edits = [e for e in map(edit_of, names) if e]
+    return apply_edits(url, edits) if edits else url
