@@ -239,3 +239,20 @@ def test_java_urls_give_pythons_hosts_and_keys(tmp_path):
     assert versions < len(urls) // 10
     assert encoded > 2_000 and len(urls) - versions - encoded > 10_000  # both outcomes are exercised
     print(f"{len(urls) - versions} URLs agree ({encoded} hosts encoded), {versions} left out (Unicode versions)")
+
+
+def test_events_carry_the_a_label_host_so_the_learner_learns_one_spelling():
+    from dustonline.events.event import check_url
+
+    assert check_url("http://Bücher.example:8080/Äpfel?x=ü") == "http://xn--bcher-kva.example:8080/Äpfel?x=ü"
+    assert check_url("http://u@BÜCHER.example./a") == "http://u@xn--bcher-kva.example/a"
+    assert check_url("http://x.com/Äpfel") == "http://x.com/Äpfel"  # a non-ASCII path stays
+
+
+def test_a_rule_written_with_a_unicode_host_applies_to_both_spellings():
+    from dustonline.rules.ruleset import Rule, RuleSet
+
+    rs = RuleSet([Rule(id="p", hosts=["bücher.example"], context="", transformation="", drop_param="sid")])
+    want = "http://xn--bcher-kva.example/a"
+    assert rs.canonicalize("http://xn--bcher-kva.example/a?sid=1") == want
+    assert rs.canonicalize("http://bücher.example/a?sid=1") == want

@@ -126,7 +126,24 @@ def check_url(url: Any, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str:
         raise BadEvent("bad-url", "no host: " + url[:80])
     if _BAD_CHAR(url):
         raise BadEvent("bad-url", "whitespace or NUL in URL: " + url[:80])
-    return url
+    return url if url.isascii() else _a_label_host(url)
+
+
+def _a_label_host(url: str) -> str:
+    """An internationalized host written as crawlers write it (its A-labels, as light
+    normalization and every client do), so the learner learns one spelling of a host
+    whichever the crawler logged; the rest of the URL stays as given."""
+    from ..rules.params import to_host
+    from ..rules.urls import a_label, split_authority
+
+    _, auth, _ = split_authority(url)
+    host = auth[auth.rfind("@") + 1 :]
+    if not host.startswith("["):
+        host = host.partition(":")[0]
+    if host.isascii():
+        return url
+    label = a_label(host.lower().rstrip("."))
+    return to_host(url, label) if label.isascii() else url
 
 
 def normalize_digest(value: Any) -> str | None:

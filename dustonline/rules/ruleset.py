@@ -30,7 +30,7 @@ import msgspec
 from .params import applied_edits, apply_edits, check_edit, drop_params, query_pairs, to_host, to_https
 from .pattern import PatternError, to_re2
 from .pattern import check as check_pattern
-from .urls import host_of, light_normalize, site_of_host
+from .urls import a_label, host_of, light_normalize, site_of_host
 
 ACTIVE, RETIRED = "active", "retired"
 log = logging.getLogger("dustonline.rules")
@@ -442,16 +442,16 @@ class RuleSet:
             name, scheme = cr.rule.drop_param, cr.rule.canonical_scheme
             for h in cr.rule.hosts:
                 if cr.rule.canonical_host:
-                    moves.setdefault(h.lower(), cr.rule)
+                    moves.setdefault(a_label(h.lower()), cr.rule)
                 elif cr.rule.normalize:
-                    edits.setdefault(h.lower(), {}).setdefault(cr.rule.normalize, cr.rule)
+                    edits.setdefault(a_label(h.lower()), {}).setdefault(cr.rule.normalize, cr.rule)
                 elif name:
-                    drops.setdefault(h.lower(), {}).setdefault(name, cr.rule)
+                    drops.setdefault(a_label(h.lower()), {}).setdefault(name, cr.rule)
                 elif scheme:
                     if scheme == "https":  # the one scheme rule there is; others are left out
-                        https.setdefault(h.lower(), cr.rule)
+                        https.setdefault(a_label(h.lower()), cr.rule)
                 else:
-                    by_host.setdefault(h.lower(), []).append(cr)
+                    by_host.setdefault(a_label(h.lower()), []).append(cr)
         self._by_host = by_host
         self._drops = drops
         self._https = https
