@@ -22,6 +22,8 @@ public final class CompiledRule {
         this.rule = rule;
         if (rule.isHostRule()) { // a host rule from outside moves URLs: checked as Python checks it
             HostRules.admit(rule);
+        } else if (rule.isEditRule()) {
+            PathEdits.admit(rule);
         }
         try {
             this.pattern = Pattern.compile(rule.context, Pattern.UNIX_LINES);

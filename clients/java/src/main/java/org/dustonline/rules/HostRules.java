@@ -27,7 +27,7 @@ final class HostRules {
                     "bad-host", rule.id);
         }
         if (!rule.context.isEmpty() || !rule.transformation.isEmpty() || nonEmpty(rule.dropParam)
-                || nonEmpty(rule.canonicalScheme)) {
+                || nonEmpty(rule.canonicalScheme) || nonEmpty(rule.normalize)) {
             throw new RuleException("rule " + rule.id + ": a host rule has no context, transformation or other action",
                     "bad-host", rule.id);
         }

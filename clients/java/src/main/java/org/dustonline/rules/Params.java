@@ -15,8 +15,8 @@ import java.util.Set;
 public final class Params {
     private Params() {}
 
-    /** [index of '?', end of the query], or null. */
-    private static int[] query(String url) {
+    /** [index of '?', end of the query], or null (path edits' empty query too). */
+    static int[] query(String url) {
         int q = url.indexOf('?');
         if (q < 0) {
             return null;

@@ -37,6 +37,8 @@ public final class Rule {
     public final String canonicalScheme;
     /** A host rule's target (Python's {@code canonical_host}): null when the record has none. */
     public final String canonicalHost;
+    /** A path-edit rule's edit (Python's {@code normalize}): null when the record has none. */
+    public final String normalize;
     /** null when the record has none (format 1). */
     public final Long format;
 
@@ -50,6 +52,13 @@ public final class Rule {
     public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
             long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
             String canonicalHost, Long format) {
+        this(id, hosts, context, transformation, support, fpr, freq, version, status, updated, dropParam,
+                canonicalScheme, canonicalHost, null, format);
+    }
+
+    public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
+            long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
+            String canonicalHost, String normalize, Long format) {
         this.id = id;
         this.hosts = Collections.unmodifiableList(new ArrayList<>(hosts));
         this.context = context;
@@ -63,6 +72,7 @@ public final class Rule {
         this.dropParam = dropParam;
         this.canonicalScheme = canonicalScheme;
         this.canonicalHost = canonicalHost;
+        this.normalize = normalize;
         this.format = format;
     }
 
@@ -73,6 +83,11 @@ public final class Rule {
     /** A host rule: a non-empty {@code canonical_host} (an empty one is no host rule, as in Python). */
     public boolean isHostRule() {
         return canonicalHost != null && !canonicalHost.isEmpty();
+    }
+
+    /** A path-edit rule: a non-empty {@code normalize} (an empty one is none, as in Python). */
+    public boolean isEditRule() {
+        return normalize != null && !normalize.isEmpty();
     }
 
     /** A rule record from one JSON line (a rules file's line, a rules topic message's value). */
@@ -109,7 +124,7 @@ public final class Rule {
                 integer(n, "support", 0L), number(n, "fpr", 0.0), integer(n, "freq", 0L), integer(n, "version", 1L),
                 str(n, "status", ACTIVE, false), number(n, "updated", 0.0), str(n, "drop_param", null, false),
                 str(n, "canonical_scheme", null, false), str(n, "canonical_host", null, false),
-                n.has("format") ? integer(n, "format", 1L) : null);
+                str(n, "normalize", null, false), n.has("format") ? integer(n, "format", 1L) : null);
     }
 
     private static RuleException bad(String what) {

@@ -24,11 +24,13 @@ import java.util.logging.Logger;
  * in a new one while crawler threads use the old.
  *
  * <p>A host rule ({@code canonical_host}) comes first of all: a URL of its host is read on
- * the canonical host, and that host's scheme, parameter and rewrite rules apply; once, so
- * a cycle of host rules cannot loop.
+ * the canonical host, and that host's scheme, parameter, path-edit and rewrite rules apply;
+ * once, so a cycle of host rules cannot loop. Path edits ({@code normalize}, {@link PathEdits})
+ * follow the parameter rules, before rewrite rules.
  *
  * <p>Refused records (an unknown {@code format}, a context Java cannot compile, a bad
- * transformation, a host rule to a bad or foreign host) are skipped, logged with the rule id and reason, and counted in
+ * transformation, a host rule to a bad or foreign host, an edit that is not one of the
+ * format's) are skipped, logged with the rule id and reason, and counted in
  * {@link #refused()}. Contexts are not checked against the linear-time grammar here: load
  * rules a dustonline learner wrote (docs/formats.md, "Context grammar").
  */
@@ -44,6 +46,7 @@ public final class RuleSet {
     private final Map<String, Map<String, Rule>> drops = new HashMap<>();
     private final Map<String, Rule> https = new HashMap<>();
     private final Map<String, Rule> moves = new HashMap<>(); // host -> its host rule
+    private final Map<String, Map<String, Rule>> edits = new HashMap<>(); // host -> path edit -> its rule
     private final Set<String> pre;
     private final Map<String, Integer> refused;
     private final List<String> refusedRules;
@@ -61,6 +64,8 @@ public final class RuleSet {
                 String host = Urls.lower(h);
                 if (cr.rule.isHostRule()) {
                     moves.putIfAbsent(host, cr.rule);
+                } else if (cr.rule.isEditRule()) {
+                    edits.computeIfAbsent(host, k -> new LinkedHashMap<>()).putIfAbsent(cr.rule.normalize, cr.rule);
                 } else if (name != null && !name.isEmpty()) {
                     drops.computeIfAbsent(host, k -> new LinkedHashMap<>()).putIfAbsent(name, cr.rule);
                 } else if (scheme != null && !scheme.isEmpty()) {
@@ -75,7 +80,8 @@ public final class RuleSet {
         java.util.HashSet<String> p = new java.util.HashSet<>(drops.keySet());
         p.addAll(https.keySet());
         p.addAll(moves.keySet());
-        this.pre = p;
+        p.addAll(edits.keySet());
+        this.pre = p; // hosts whose URLs are normalized first
     }
 
     /** A rule set of the active {@code rules}; later records of an id replace earlier ones. */
@@ -240,7 +246,7 @@ public final class RuleSet {
             url = HostRules.toHost(url, host);
         }
         List<CompiledRule> rules = rulesOf(host);
-        if (!pre.contains(host)) { // a host without parameter or scheme rules
+        if (!pre.contains(host)) { // a host without parameter, scheme or path-edit rules
             Decision d = decide(url, rules);
             return d.rule == null ? d.key : after(d.key); // only a rewrite moves a URL to another host
         }
@@ -249,6 +255,10 @@ public final class RuleSet {
         if (dropped != null) {
             u = Params.dropParams(u, dropped.keySet());
         }
+        Map<String, Rule> edited = edits.get(host);
+        if (edited != null) {
+            u = PathEdits.apply(u, edited.keySet());
+        }
         Decision d = decide(u, rules);
         if (d.rule != null) {
             return after(d.key);
@@ -256,7 +266,7 @@ public final class RuleSet {
         return u.equals(url) ? d.key : explainOn(url, host).key; // on this host: not moved again
     }
 
-    /** The key with its own host's host, scheme and parameter rules applied: a rewrite rule
+    /** The key with its own host's host, scheme, parameter and path-edit rules applied: a rewrite rule
      * may move a URL to another host, whose rules then hold. */
     private String after(String key) {
         String host = Urls.hostOf(key);
@@ -282,7 +292,8 @@ public final class RuleSet {
         }
     }
 
-    /** {@code url} with its host's scheme and parameter rules applied, and the first that changed it. */
+    /** {@code url} with its host's scheme, parameter and path-edit rules applied, and the first
+     * that changed it (of the edits, the first in the order they apply). */
     private Prepared prepare(String url, String host) {
         Rule first = null;
         Rule scheme = https.get(host);
@@ -309,6 +320,16 @@ public final class RuleSet {
                 url = out;
             }
         }
+        Map<String, Rule> edited = edits.get(host);
+        if (edited != null) {
+            String out = PathEdits.apply(url, edited.keySet());
+            if (!out.equals(url)) {
+                if (first == null) {
+                    first = edited.get(PathEdits.applied(url, edited.keySet()).get(0));
+                }
+                url = out;
+            }
+        }
         return new Prepared(url, first);
     }
 
@@ -324,8 +345,8 @@ public final class RuleSet {
     }
 
     /** The rule that decides {@code url} and the key (Python's {@code RuleSet.explain}): the
-     * rewrite rule, or else the first scheme or parameter rule that changed the URL, or else
-     * the host rule that moved it to another host. */
+     * rewrite rule, or else the first scheme, parameter or path-edit rule that changed the URL,
+     * or else the host rule that moved it to another host. */
     public Explanation explain(String url) {
         String host = Urls.hostOf(url);
         Rule move = moves.get(host);
@@ -357,5 +378,63 @@ public final class RuleSet {
             return new Explanation(stripped.first, d.key);
         }
         return d.rule == null ? new Explanation(null, d.key) : new Explanation(d.rule.rule, after(d.key));
+    }
+
+    /**
+     * The rules that apply to {@code url} (Python's {@code RuleSet.applicable}): its host rule,
+     * then its (canonical) host's scheme rule if it changes the URL, the parameter rules that
+     * drop something, the path-edit rules that change what they leave (in the order they
+     * apply), then the rewrite rules whose context matches the result (or, when none does,
+     * the URL as given).
+     */
+    public List<Rule> applicable(String url) {
+        String host = Urls.hostOf(url);
+        Rule move = moves.get(host);
+        if (move == null) {
+            return applicableOn(url, host);
+        }
+        host = move.canonicalHost;
+        List<Rule> out = new ArrayList<>();
+        out.add(move);
+        out.addAll(applicableOn(HostRules.toHost(url, host), host));
+        return out;
+    }
+
+    private List<Rule> applicableOn(String url, String host) {
+        Map<String, Rule> dropped = drops.getOrDefault(host, Map.of());
+        Set<String> names = Params.queryNames(url);
+        List<CompiledRule> rules = rulesOf(host);
+        String stripped = prepare(url, host).url;
+        List<Rule> out = matching(rules, stripped);
+        if (out.isEmpty() && !stripped.equals(url)) {
+            out = matching(rules, url);
+        }
+        List<Rule> pre = new ArrayList<>();
+        Rule scheme = https.get(host);
+        if (scheme != null && !Params.toHttps(url).equals(url)) {
+            pre.add(scheme);
+        }
+        for (Map.Entry<String, Rule> e : dropped.entrySet()) {
+            if (names.contains(e.getKey())) {
+                pre.add(e.getValue());
+            }
+        }
+        Map<String, Rule> edited = edits.getOrDefault(host, Map.of());
+        String left = dropped.isEmpty() ? url : Params.dropParams(url, dropped.keySet());
+        for (String e : PathEdits.applied(left, edited.keySet())) {
+            pre.add(edited.get(e));
+        }
+        pre.addAll(out);
+        return pre;
+    }
+
+    private static List<Rule> matching(List<CompiledRule> rules, String url) {
+        List<Rule> out = new ArrayList<>();
+        for (CompiledRule cr : rules) {
+            if (cr.apply(url) != null) {
+                out.add(cr.rule);
+            }
+        }
+        return out;
     }
 }

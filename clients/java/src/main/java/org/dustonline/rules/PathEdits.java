@@ -1,0 +1,118 @@
+package org.dustonline.rules;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Path-edit rules ({@code normalize}, the port of Python's {@code params.apply_edits},
+ * {@code applied_edits} and {@code check_edit}): one edit of the URL a site ignores, applied
+ * on its hosts after the parameter rules and before rewrite rules, in one order (lowercase
+ * path, empty query, last segments, trailing slash) so that every client gives one key. The
+ * path is the text after the authority up to the first '?' or '#'; the query, as for
+ * parameter rules, the text after the first '?' up to the first '#' after it.
+ */
+final class PathEdits {
+    static final String TRAILING_SLASH = "trailing-slash";
+    static final String EMPTY_QUERY = "empty-query";
+    static final String LOWERCASE_PATH = "lowercase-path";
+    static final String LAST_SEGMENT = "last-segment:";
+
+    private PathEdits() {}
+
+    /** Is {@code edit} a path edit of the format: one of the three words, or a last-segment
+     * literal that is not empty and has no '/', '?' or '#'. */
+    static boolean check(String edit) {
+        if (edit.equals(TRAILING_SLASH) || edit.equals(EMPTY_QUERY) || edit.equals(LOWERCASE_PATH)) {
+            return true;
+        }
+        String seg = edit.startsWith(LAST_SEGMENT) ? edit.substring(LAST_SEGMENT.length()) : "";
+        return !seg.isEmpty() && seg.indexOf('/') < 0 && seg.indexOf('?') < 0 && seg.indexOf('#') < 0;
+    }
+
+    /** RuleException {@code bad-edit} unless the edit is one of the format and the record
+     * has no context, transformation or parameter (Python's {@code _admit}). */
+    static void admit(Rule rule) {
+        if (!check(rule.normalize) || !rule.context.isEmpty() || !rule.transformation.isEmpty()
+                || (rule.dropParam != null && !rule.dropParam.isEmpty())) {
+            throw new RuleException("rule " + rule.id + ": normalize '" + rule.normalize + "' is not a path edit",
+                    "bad-edit", rule.id);
+        }
+    }
+
+    /** ASCII letters lowered, nothing else (Java's and Python's lower cases differ beyond ASCII). */
+    static String lowerAscii(String s) {
+        char[] cs = s.toCharArray();
+        for (int i = 0; i < cs.length; i++) {
+            if (cs[i] >= 'A' && cs[i] <= 'Z') {
+                cs[i] = (char) (cs[i] + ('a' - 'A'));
+            }
+        }
+        return new String(cs);
+    }
+
+    /** [start, end] of the path: from the end of the authority to the first '?' or '#'. */
+    private static int[] pathSpan(String url) {
+        int i = url.indexOf("://");
+        int start = i < 0 ? 0 : i + 3;
+        int end = url.length();
+        for (char ch : new char[] {'?', '#'}) {
+            int j = url.indexOf(ch, start);
+            if (j >= 0 && j < end) {
+                end = j;
+            }
+        }
+        int j = url.indexOf('/', start);
+        return new int[] {j < 0 || j >= end ? end : j, end};
+    }
+
+    /** {@code url} with {@code edits} applied, in the format's order. */
+    static String apply(String url, Collection<String> edits) {
+        if (edits.contains(LOWERCASE_PATH)) {
+            int[] p = pathSpan(url);
+            url = url.substring(0, p[0]) + lowerAscii(url.substring(p[0], p[1])) + url.substring(p[1]);
+        }
+        if (edits.contains(EMPTY_QUERY)) {
+            int[] q = Params.query(url);
+            if (q != null && q[1] == q[0] + 1) {
+                url = url.substring(0, q[0]) + url.substring(q[1]);
+            }
+        }
+        int[] p = pathSpan(url);
+        String path = url.substring(p[0], p[1]);
+        int cut = path.lastIndexOf('/');
+        if (cut >= 0 && cut + 1 < path.length() && edits.contains(LAST_SEGMENT + path.substring(cut + 1))) {
+            path = path.substring(0, cut + 1);
+        }
+        if (edits.contains(TRAILING_SLASH) && path.length() > 1 && path.endsWith("/")) {
+            path = path.substring(0, path.length() - 1);
+        }
+        return url.substring(0, p[0]) + path + url.substring(p[1]);
+    }
+
+    /** The edits that change {@code url}, in the order {@link #apply} applies them (last
+     * segments by code point, as Python sorts them): explain names the first one's rule. */
+    static List<String> applied(String url, Collection<String> edits) {
+        List<String> segments = new ArrayList<>();
+        for (String e : edits) {
+            if (e.startsWith(LAST_SEGMENT)) {
+                segments.add(e);
+            }
+        }
+        segments.sort(RuleSet::compareCodePoints);
+        List<String> order = new ArrayList<>(List.of(LOWERCASE_PATH, EMPTY_QUERY));
+        order.addAll(segments);
+        order.add(TRAILING_SLASH);
+        List<String> out = new ArrayList<>();
+        for (String e : order) {
+            if (edits.contains(e)) {
+                String next = apply(url, List.of(e));
+                if (!next.equals(url)) {
+                    out.add(e);
+                    url = next;
+                }
+            }
+        }
+        return out;
+    }
+}
