@@ -14,6 +14,7 @@ naming its ``set``; a set's rules are its ``rule`` lines in file order:
     {"set": "composition", "rule": {...a rule record...}}            one of its rules
     {"set": "composition", "refused": {"unknown-format": 1}}         rules the reader must refuse, by reason
     {"set": "composition", "url": "http://...", "key": "https://..."} a case
+    {"set": "path-edits", "url": ..., "key": ..., "decides": "e-ts"} a case naming explain's rule (EXPLAINED sets)
 
 The hand-written sets are the hard cases of issue 19; ``sample`` holds the rules learned
 on the bundled sample stream (inputs, kept as committed unless ``--relearn``) over a few
@@ -22,7 +23,7 @@ grammar, so a client passes it without porting the linear-time check; the refusa
 suite asks for are the record format's (``unknown-format``), bad transformations
 (``bad-rule``), which every client implements, and host rules' (``bad-host``,
 ``foreign-host``: a client that applies host rules must check them, public suffix list
-included).
+included) and path edits' (``bad-edit``).
 """
 
 from __future__ import annotations
@@ -42,9 +43,13 @@ HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases.jsonl"
 #: refusals a client must reproduce; others (unsafe-context, a rewrite rule's foreign-host)
 #: need the grammar check and the rewrite's host check, which the suite does not ask of every client
-PORTABLE_REFUSALS = {"unknown-format", "bad-rule"}
+PORTABLE_REFUSALS = {"unknown-format", "bad-rule", "bad-edit"}
 #: a host rule's refusals, which a client that applies host rules cannot do without
 HOST_RULE_REFUSALS = {"bad-host", "foreign-host"}
+#: sets whose cases also name the rule ``RuleSet.explain`` gives (``decides``, null for
+#: none): where which of several rules changed a URL is the point (a later field, so the
+#: other sets' lines stay as they were)
+EXPLAINED = {"path-edits"}
 
 W = r"[^/?=&#;:.]+"  # the learner's generalized segment
 
@@ -504,6 +509,7 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
         )
     )
     sets.append(host_rules_set())
+    sets.append(path_edits_set())
     return sets
 
 
@@ -527,6 +533,7 @@ def host_rules_set() -> tuple[str, str, list[Rule], list[str]]:
             R("h-a", ["a.h2.com"], canonical_host="b.h2.com"),
             R("h-b", ["b.h2.com"], canonical_host="a.h2.com"),
             R("r-b", ["b.h2.com"], r"^http\:\/\/b\.h2\.com\/x\/(.*)$", "http://a.h2.com/y/$1"),
+            R("p-b", ["b.h2.com"], drop_param="sid"),
             R("h-img", ["img1.h3.com", "img2.h3.com"], canonical_host="img.h3.com"),
             R("h-uk", ["www.h4.co.uk"], canonical_host="h4.co.uk"),
             R("h-m1", ["m.h5.com"], canonical_host="h5.com", support=20),
@@ -572,6 +579,8 @@ def host_rules_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://b.h2.com/p",
             "http://a.h2.com/x/1",
             "http://b.h2.com/x/1",
+            "http://a.h2.com/p?sid=1",
+            "http://b.h2.com/p?sid=1",
             "http://img1.h3.com/i.png",
             "http://IMG2.h3.com:81/i.png",
             "http://img.h3.com/i.png",
@@ -590,6 +599,156 @@ def host_rules_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://alice.github.io/x",
             "http://a.b.ck/x",
             "http://a.co.uk/x",
+        ],
+    )
+
+
+def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
+    """Path edits (``normalize``) alone, in their order, and composed with every other kind."""
+    E = r"^https\:\/\/e\.com\/"
+    return (
+        "path-edits",
+        "a path edit (normalize) applies on its hosts after the scheme and parameter rules and "
+        "before rewrite rules, in one order: lowercase-path (ASCII letters of the path), "
+        "empty-query, last-segment:<literal> (byte for byte, the / before it kept), "
+        "trailing-slash (not the root's); a rewrite that matches only the URL as given still "
+        "decides; the key's own host's edits apply to a rewrite's output; the path ends at the "
+        "first ? or #, the query at the first #; refused: bad-edit (an unknown edit, a literal "
+        "empty or with / ? #, anything else in the record), bad-host (a host rule with an edit); "
+        "each case names the rule explain gives (decides)",
+        [
+            # each edit alone
+            R("e-ts", ["ts.com", "TS2.COM"], normalize="trailing-slash"),
+            R("e-eq", ["eq.com"], normalize="empty-query"),
+            R("e-index", ["ls.com"], normalize="last-segment:index.html"),
+            R("e-case", ["ls.com"], normalize="last-segment:Default.aspx"),
+            R("e-utf", ["ls.com"], normalize="last-segment:\u00e9t\u00e9"),
+            R("e-pct", ["ls.com"], normalize="last-segment:%C3%A9.html"),
+            R("e-lp", ["lp.com"], normalize="lowercase-path"),
+            R("r-lp", ["lp.com"], r"^http\:\/\/lp\.com\/x\/a\%2F([0-9]+)$", "http://lp.com/y/$1"),
+            # all four on one host: their order; an upper-case literal never meets a lowered path
+            R("a-slash", ["all.com"], normalize="trailing-slash", support=40),
+            R("a-index", ["all.com"], normalize="last-segment:index.html", support=30),
+            R("a-home", ["all.com"], normalize="last-segment:Home.php", support=30),
+            R("a-query", ["all.com"], normalize="empty-query", support=20),
+            R("a-lower", ["all.com"], normalize="lowercase-path", support=10),
+            # composed: host, scheme, parameter and rewrite rules
+            R("h-e", ["www.e.com"], canonical_host="e.com"),
+            R("e-home", ["www.e.com"], normalize="last-segment:home.php"),
+            R("s-e", ["e.com"], canonical_scheme="https"),
+            R("p-e", ["e.com"], drop_param="sid"),
+            R("e-lower", ["e.com"], normalize="lowercase-path"),
+            R("e-query", ["e.com"], normalize="empty-query"),
+            R("e-slash", ["e.com"], normalize="trailing-slash", support=12),
+            R("e-slash2", ["e.com"], normalize="trailing-slash", support=5),
+            R("e-idx", ["e.com"], normalize="last-segment:index.html"),
+            R("e-default", ["e.com"], normalize="last-segment:default.aspx"),
+            R("r-news", ["e.com"], r"^https?\:\/\/e\.com\/news\/([0-9]+)\/$", "http://e.com/n/$1", support=20),
+            R("r-item", ["e.com"], E + r"item\/([0-9]+)$", "https://e.com/i/$1", support=20),
+            R("r-up", ["e.com"], E + r"up\/([0-9]+)$", "https://e.com/UP/$1/Index.html?", support=20),
+            R("r-old", ["old.e.com"], r"^http\:\/\/old\.e\.com\/(.*)$", "http://www.e.com/$1/"),
+            # refused, and so applying nowhere
+            R("x-word", ["ts3.com"], normalize="lowercase"),
+            R("x-upper", ["ts3.com"], normalize="Trailing-Slash"),
+            R("x-space", ["ts3.com"], normalize="trailing-slash "),
+            R("x-empty", ["ls3.com"], normalize="last-segment:"),
+            R("x-slash", ["ls3.com"], normalize="last-segment:a/index.html"),
+            R("x-query", ["ls3.com"], normalize="last-segment:index.html?"),
+            R("x-frag", ["ls3.com"], normalize="last-segment:index.html#"),
+            R("x-context", ["ts3.com"], r"^http\:\/\/ts3\.com\/(.*)\/$", normalize="trailing-slash"),
+            R("x-transformation", ["ts3.com"], transformation="http://ts3.com/", normalize="trailing-slash"),
+            R("x-param", ["ts3.com"], drop_param="sid", normalize="trailing-slash"),
+            R("x-host", ["www.ts3.com"], canonical_host="ts3.com", normalize="trailing-slash"),
+            R("x-retired", ["ts3.com"], normalize="lowercase", status="retired"),
+        ],
+        [
+            # trailing-slash: one slash, not the root's, the path only
+            "http://ts.com/a/",
+            "http://ts.com/a//",
+            "http://ts.com/a/b/?x=1/",
+            "http://ts.com/a/#f/",
+            "http://ts.com/",
+            "http://ts.com",
+            "http://ts.com/a/./",
+            "HTTP://TS.COM:80/a/",
+            "http://ts2.com/a/",
+            "http://sub.ts.com/a/",
+            # empty-query: a ? then nothing or #, the first ? even in the fragment
+            "http://eq.com/a?",
+            "http://eq.com/a?#f",
+            "http://eq.com?",
+            "http://eq.com/a/?",
+            "http://eq.com/a?&",
+            "http://eq.com/a?=",
+            "http://eq.com/a??",
+            "http://eq.com/a#f?",
+            # last-segment: whole last segments, byte for byte
+            "http://ls.com/a/index.html",
+            "http://ls.com/index.html",
+            "http://ls.com/a/index.html?q=1#f",
+            "http://ls.com/a/xindex.html",
+            "http://ls.com/index.html/a",
+            "http://ls.com/a/INDEX.HTML",
+            "http://ls.com/a/index.html;x=1",
+            "http://ls.com/a/index.html/",
+            "http://ls.com/a/Default.aspx",
+            "http://ls.com/a/default.aspx",
+            "http://ls.com/a/\u00e9t\u00e9",
+            "http://ls.com/a/%C3%A9t%C3%A9",
+            "http://ls.com/a/%C3%A9.html",
+            "http://ls.com/a/%c3%a9.html",
+            "http://ls.com//index.html",
+            # lowercase-path: ASCII letters of the path; escapes upper-cased again by light normalization
+            "http://lp.com/A/B",
+            "http://U:P@lp.com:8080/A?Q=B#F",
+            "http://lp.com/A%2Fb%7E%C3%89",
+            "http://lp.com/%c3%a9%2f",
+            "http://lp.com/\u00c9T\u00c9/\u0130STANBUL/\u212aELVIN/\uff21/\u00df",
+            "http://lp.com/X/A%2F7",
+            "http://lp.com/x/a%2f7",
+            "http://lp.com/x/a%2F7",
+            "http://lp.com",
+            "http://LP.COM/A",
+            # the order: lowered, empty query, last segment, trailing slash
+            "http://all.com/A/Index.html?",
+            "http://all.com/a/index.html?#f",
+            "http://all.com/a/Home.php",
+            "http://all.com/a/home.php",
+            "http://all.com/a/index.html/",
+            "http://all.com/Index.HTML",
+            "http://all.com/A/",
+            "http://all.com/a/?",
+            "http://all.com/a/",
+            "http://all.com/a",
+            # composed
+            "http://www.e.com/A/Index.html?",
+            "https://www.e.com/A/",
+            "https://www.e.com/a/",
+            "https://www.e.com/a",
+            "http://www.e.com/a/home.php",
+            "https://e.com/a/index.html?sid=1",
+            "https://e.com/a/?sid=1&",
+            "https://e.com/a/?sid=1&x=2",
+            "https://e.com/a/default.aspx",
+            "https://e.com/A/#Top/",
+            "http://e.com/news/7/",
+            "https://e.com/news/7/",
+            "https://e.com/news/7",
+            "http://www.e.com/news/7/",
+            "http://www.e.com/News/7/",
+            "https://e.com/news/7/index.html",
+            "http://E.COM/Item/7/index.html?",
+            "https://e.com/item/7/",
+            "https://e.com/up/7",
+            "https://e.com/up/7/",
+            "http://old.e.com/B",
+            "http://old.e.com/A/Index.html",
+            "http://old.e.com/",
+            # refused records apply nowhere
+            "http://ts3.com/a/",
+            "http://ts3.com/A/?sid=1",
+            "http://www.ts3.com/a/",
+            "http://ls3.com/a/index.html",
         ],
     )
 
@@ -681,7 +840,12 @@ def build(sample_rules: list[Rule]) -> list[dict]:
         for u in set_urls:
             key = py.canonicalize(u)
             assert re2.canonicalize(u) == key, (name, u)
-            lines.append({"set": name, "url": u, "key": key})
+            case = {"set": name, "url": u, "key": key}
+            if name in EXPLAINED:
+                rule, k = py.explain(u)
+                assert k == key and (rule and rule.id) == (re2.explain(u)[0] and re2.explain(u)[0].id), (name, u)
+                case["decides"] = rule and rule.id
+            lines.append(case)
         if name != "light-normalization":  # the rules do something in every other set
             assert any(py.canonicalize(u) != light_normalize(u) for u in set_urls), name
     return lines

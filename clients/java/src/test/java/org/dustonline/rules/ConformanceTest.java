@@ -23,8 +23,9 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * clients/conformance/cases.jsonl, the suite every client must pass: each set's rule
  * records are written to a rules file and loaded as a crawler loads one, and every URL
- * must give the key Python's RuleSet gave, every refusal the reason it gave. One test per
- * case, so the report lists them ("conformance[set] url").
+ * must give the key Python's RuleSet gave, every refusal the reason it gave, and where a
+ * case names it ({@code decides}), the rule Python's explain gave. One test per case, so the
+ * report lists them ("conformance[set] url").
  */
 class ConformanceTest {
     static final Path CASES = Path.of(System.getProperty("conformance.cases", "../conformance/cases.jsonl"));
@@ -49,7 +50,10 @@ class ConformanceTest {
             } else if (rec.has("refused")) {
                 rec.get("refused").fields().forEachRemaining(e -> s.refused.put(e.getKey(), e.getValue().intValue()));
             } else if (rec.has("url")) {
-                s.cases.add(new String[] {rec.get("url").textValue(), rec.get("key").textValue()});
+                // decides: absent (not asked), JSON null (no rule) or the rule's id
+                JsonNode decides = rec.get("decides");
+                s.cases.add(new String[] {rec.get("url").textValue(), rec.get("key").textValue(),
+                    decides == null ? null : decides.isNull() ? "" : decides.textValue()});
             }
         }
         return sets;
@@ -72,8 +76,15 @@ class ConformanceTest {
             tests.add(DynamicTest.dynamicTest("conformance[" + name + "] refused",
                     () -> assertEquals(s.refused, new TreeMap<>(rs.refused()), String.join("\n", rs.refusedRules()))));
             for (String[] c : s.cases) {
-                tests.add(DynamicTest.dynamicTest("conformance[" + name + "] " + printable(c[0]),
-                        () -> assertEquals(c[1], rs.canonicalize(c[0]), "set " + name + ", URL " + printable(c[0]))));
+                tests.add(DynamicTest.dynamicTest("conformance[" + name + "] " + printable(c[0]), () -> {
+                    String where = "set " + name + ", URL " + printable(c[0]);
+                    assertEquals(c[1], rs.canonicalize(c[0]), where);
+                    if (c[2] != null) {
+                        RuleSet.Explanation x = rs.explain(c[0]);
+                        assertEquals(c[1], x.key, where + ": explain's key");
+                        assertEquals(c[2], x.rule == null ? "" : x.rule.id, where + ": the deciding rule");
+                    }
+                }));
             }
             out.add(DynamicContainer.dynamicContainer(name, tests));
         }
