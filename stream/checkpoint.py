@@ -39,10 +39,11 @@ class Checkpoints:
         self.outputs = outputs
         self.metrics = metrics
 
-    async def write(self, ps: Partition, stream) -> None:
+    async def write(self, ps: Partition) -> None:
         """Learner state -> local table and one changelog batch with the offset it
-        covers, then ack on ``stream``; no await in between, so a commit of Faust's sees
-        all of it queued (and flushes it before committing the offsets) or none of it."""
+        covers, then ack its messages to Faust's consumer; no await in between, so a
+        commit of Faust's sees all of it queued (and flushes it before committing the
+        offsets) or none of it."""
         t0 = time.perf_counter()
         aio = faust_compat.changelog_producer(self.app)
         topic = self.table.changelog_topic.get_topic_name()
@@ -56,9 +57,9 @@ class Checkpoints:
         self.outputs.deliver()  # rule partials and dead letters of these events are out
         ps.applied, ps.since_checkpoint = ps.last_offset, 0
         pending, ps.pending = ps.pending, []
-        ack = stream.ack  # a coroutine that never suspends: bookkeeping only
-        for ev in pending:
-            await ack(ev)
+        ack = self.app.consumer.ack  # bookkeeping only: Faust commits what is acked
+        for msg in pending:
+            ack(msg)
         # -- end
         m = self.metrics
         m.checkpoints.inc()

@@ -1,6 +1,6 @@
 """Every use of a private Faust, aiokafka or mode internal, behind a named function.
 
-The worker needs three things neither library offers publicly:
+The worker needs four things neither library offers publicly:
 
 - a checkpoint queued as ONE record batch without an await (``checkpoint.py``): aiokafka's
   public ``send_batch`` awaits a free slot, and a Faust offset commit could run in that
@@ -8,7 +8,12 @@ The worker needs three things neither library offers publicly:
 - a fetch wait for Faust's consumer: Faust fixes it at 1500 ms, and the wait is an
   attribute of the aiokafka fetcher under Faust's consumer thread;
 - the table's local RocksDB of one partition (``state.py``), which Faust's store keeps
-  per partition without a public accessor.
+  per partition without a public accessor;
+- the pages topic read in batches (``batches.py``): Faust hands a consumer's records to
+  its agents one message at a time (a pair of tasks, the conductor, an event, a queue and
+  the stream's bookkeeping each), which held one event per message at a quarter of the
+  embedded learner's speed; the fetch loop of Faust's consumer is replaced by one that
+  hands a topic's records over as one list per partition and fetch.
 
 These names are not API and move between releases, so importing this module checks the
 installed versions against ``SUPPORTED``, the ranges they were read from (the ``stream``
@@ -18,6 +23,8 @@ tests/test_faust_compat.py keeps every other module of this package off private 
 """
 
 from __future__ import annotations
+
+import time
 
 # distribution -> the versions this module was written and tested for (PEP 440; the
 # `stream` extra of pyproject.toml must say the same). Widen a range only after
@@ -137,3 +144,140 @@ def topic_partitions(app, topic: str) -> int | None:
         return app.consumer.topic_partitions(topic)
     except Exception:  # noqa: BLE001 -- another Faust, or no metadata yet
         return None
+
+
+# ---------------------------------------------------------------- consumer (batched topic)
+def batch_topic(app, topic: str, sink) -> None:
+    """Records of ``topic`` go to ``sink(tp, messages)``, one call per partition per fetch
+    (a Faust ``TP``, and ``ConsumerMessage``s in offset order; an exception in the sink
+    ends the consumer), instead of through Faust's agents;
+    records of every other topic take Faust's own path. Faust still subscribes, assigns,
+    rebalances and recovers, and commits what ``app.consumer.ack(message)`` acks. Call
+    before the app's consumer exists (``app.consumer`` is made on first use)."""
+    if app._consumer is not None:
+        raise RuntimeError("batch_topic: the app's consumer exists already")
+    transport = _batching_transport_class()(app.conf.broker_consumer, app)
+    transport.batched = {topic: sink}
+    app.transport = transport
+
+
+def _batching_transport_class():
+    """Faust's aiokafka transport, whose consumer's fetch loop is ``_drain_batched``."""
+    from faust.transport.drivers import aiokafka as driver
+
+    class BatchingConsumer(driver.Consumer):
+        async def _drain_messages(self, fetcher) -> None:
+            await _drain_batched(self, fetcher)
+
+    class BatchingTransport(driver.Transport):
+        Consumer = BatchingConsumer
+        batched: dict = {}
+
+    return BatchingTransport
+
+
+async def _drain_batched(consumer, fetcher) -> None:
+    """Faust 0.15.3's ``Consumer._drain_messages`` (and the ``getmany`` it iterates), with
+    one change: the records of a batched topic's partition are handed to its sink in one
+    call, after the same checks Faust makes per message (flow active, same consumer
+    generation, partition fetched, read offset not passed, offset gaps recorded for the
+    commit). The rest go message by message to Faust's conductor, as in Faust."""
+    import asyncio
+
+    from faust.transport.consumer import CONSUMER_FETCHING
+    from faust.types import TP
+
+    app = consumer.app
+    sinks = consumer.transport.batched
+    callback = consumer.callback
+    consumer_should_stop = consumer._stopped.is_set
+    fetcher_should_stop = fetcher._stopped.is_set
+    get_read_offset = consumer._read_offset.__getitem__
+    set_read_offset = consumer._read_offset.__setitem__
+    set_flag, unset_flag = consumer.diag.set_flag, consumer.diag.unset_flag
+    commit_every = consumer._commit_every
+    acks_enabled_for = app.topics.acks_enabled_for
+    to_message = consumer._to_message
+    monitor = app.monitor
+    inbound = monitor.stream_inbound_time  # Faust's livelock check: this partition is read
+    yield_every, num_since_yield = 100, 0
+
+    async def offset_ok(tp, offset: int) -> bool:
+        """Faust's per-message check: not behind the read offset; a gap is recorded."""
+        r_offset = get_read_offset(tp)
+        if r_offset is None or offset >= r_offset:
+            if offset - (r_offset or 0) > 1 and r_offset and acks_enabled_for(tp.topic):
+                await consumer._add_gap(tp, r_offset + 1, offset)
+            return True
+        consumer.log.dev("DROPPED MESSAGE ROFF %r: %r", offset, tp)
+        return False
+
+    async def maybe_commit() -> None:
+        if commit_every is not None and consumer._n_acked >= commit_every:
+            consumer._n_acked = 0
+            await consumer.commit()
+
+    try:
+        while not (consumer_should_stop() or fetcher_should_stop()):
+            set_flag(CONSUMER_FETCHING)
+            records, active_partitions = await consumer._wait_next_records(1.0)
+            await consumer.sleep(0)
+            if records is None or consumer.should_stop:
+                unset_flag(CONSUMER_FETCHING)
+                continue
+            if not consumer.flow_active:
+                try:
+                    await consumer.perform_seek()
+                except Exception as ex:  # noqa: BLE001 -- as Faust's getmany
+                    consumer.log.warning(f"exception performing seek when flow not active {ex}")
+                unset_flag(CONSUMER_FETCHING)
+                continue
+            generation_id = app.consumer_generation_id
+            fetched = {
+                tp: recs
+                for tp, recs in records.items()
+                if active_partitions is None or tp in active_partitions or tp in consumer._buffered_partitions
+            }
+            for tp in [tp for tp in fetched if tp.topic in sinks]:
+                recs = fetched.pop(tp)
+                if not consumer.flow_active or app.consumer_generation_id != generation_id:
+                    break
+                monitor.track_tp_end_offset(tp, consumer.highwater(tp))
+                batch = []
+                for record in recs:
+                    if await offset_ok(tp, record.offset):
+                        batch.append(to_message(tp, record))
+                        set_read_offset(tp, record.offset)
+                if batch:
+                    inbound[tp] = time.monotonic()
+                    sinks[tp.topic](TP(tp.topic, tp.partition), batch)  # Faust's TP, as its pause/resume keep
+                await maybe_commit()
+            for tp, record in consumer.scheduler.iterate(fetched):
+                if not consumer.flow_active or app.consumer_generation_id != generation_id:
+                    break
+                monitor.track_tp_end_offset(tp, consumer.highwater(tp))
+                message = to_message(tp, record)
+                num_since_yield += 1
+                if num_since_yield > yield_every:
+                    await asyncio.sleep(0)
+                    num_since_yield = 0
+                if await offset_ok(tp, message.offset):
+                    await maybe_commit()
+                    await consumer.wait_first(callback(message), consumer.suspend_flow.wait())
+                    set_read_offset(tp, message.offset)
+            unset_flag(CONSUMER_FETCHING)
+    except consumer.consumer_stopped_errors:
+        if consumer.transport.app.should_stop:
+            consumer.log.info("Broker stopped consumer, shutting down...")
+            return
+        raise
+    except asyncio.CancelledError:
+        if consumer.transport.app.should_stop:
+            consumer.log.info("Consumer shutting down for user cancel.")
+            return
+        raise
+    except Exception as exc:
+        consumer.log.exception("Drain messages raised: %r", exc)
+        raise
+    finally:
+        unset_flag(CONSUMER_FETCHING)

@@ -1,6 +1,10 @@
 """The learn agent: a learner per assigned pages partition, on that partition's slice of
 the state table, publishing its rule changes to the partials topic.
 
+It reads the pages topic a fetch at a time (``batches.py``), not through a Faust agent:
+Faust's per-message machinery cost more than learning an event. Messages are learned in
+offset order, as before, so batching changes no rule.
+
 Rule derivation points are part of the input: when a partition has been read to its end
 and stays quiet, the agent writes a flush marker into it (``topics.is_flush``) and derives
 when it reads the marker back. A replay of the topic derives at the same points, so a
@@ -23,6 +27,7 @@ from dustonline.learner.online import OnlineLearner
 from dustonline.state.store import Store
 
 from . import faust_compat, topics
+from .batches import PageBatches
 from .checkpoint import Checkpoints
 from .metrics import WorkerMetrics
 from .outputs import Outputs
@@ -32,7 +37,7 @@ log = logging.getLogger("dustonline.worker")
 
 
 class Partition:
-    """One assigned partition: its learner, and the events taken but not yet acked."""
+    """One assigned partition: its learner, and the messages taken but not yet acked."""
 
     __slots__ = (
         "p",
@@ -54,7 +59,7 @@ class Partition:
         self.learner = learner
         self.applied = backend.applied_offset  # events at or below it are in the state already
         self.last_offset = self.applied
-        self.pending: list = []  # Faust events to ack at the next checkpoint
+        self.pending: list = []  # Faust messages to ack at the next checkpoint
         self.since_checkpoint = 0
         self.since_flush = 0  # learned events whose rules are not derived yet
         self.last_seen = time.monotonic()
@@ -62,19 +67,33 @@ class Partition:
         self.seeking = True  # until the event after ``applied`` arrives
 
 
+# learning yields to the event loop this often (seconds), so that timers, the merge agent
+# and the web endpoint run while a large fetch is learned
+YIELD_EVERY = 0.05
+
+
 class LearnAgent:
-    def __init__(self, cfg: Config, app, table, partials_topic: str, outputs: Outputs, metrics: WorkerMetrics):
+    def __init__(
+        self,
+        cfg: Config,
+        app,
+        table,
+        batches: PageBatches,
+        partials_topic: str,
+        outputs: Outputs,
+        metrics: WorkerMetrics,
+    ):
         self._seeks: set[asyncio.Future] = set()
         self.cfg = cfg
         self.K = cfg.kafka
         self.app = app
         self.table = table  # the learner-state table
+        self.batches = batches
         self.partials_topic = partials_topic
         self.outputs = outputs
         self.metrics = metrics
         self.parts: dict[int, Partition] = {}
         self.assigned: set[int] = set()
-        self.stream = None
         self.checkpoints = Checkpoints(app, table, self.parts, outputs, metrics)
         self.npart: int | None = None  # pages partitions, for the routing check
         self._misrouted_seen: set[int] = set()
@@ -88,7 +107,9 @@ class LearnAgent:
 
     def revoke(self, revoked) -> None:
         """Drop what the revoked partitions did not checkpoint: their unacked events go
-        to the next owner, who restores the last checkpoint from the changelog."""
+        to the next owner, who restores the last checkpoint from the changelog. Fetched
+        batches go too: Faust seeks every partition back to its commit after a rebalance."""
+        self.batches.clear()
         for tp in revoked:
             if tp.topic == self.K.pages_topic:
                 self.assigned.discard(tp.partition)
@@ -115,22 +136,35 @@ class LearnAgent:
         return ps
 
     # ------------------------------------------------------------ learn
-    async def learn(self, stream) -> None:
-        self.stream = stream
+    async def learn(self) -> None:
+        """Fetched batches in order, message by message; a partition is checkpointed every
+        ``checkpoint_every`` events. A rebalance while a batch is learned (at a checkpoint
+        or a yield) ends the batch: Faust reads the rest again from the commit."""
         every = self.K.checkpoint_every
         busy = self.metrics.busy.inc
         clock = time.perf_counter
-        async for event in stream.noack().events():
+        batches = self.batches
+        sizes = self.metrics.batch_messages.observe
+        while True:
+            generation, p, messages = await batches.get()
             t0 = clock()
-            p = self._handle(event)
-            if p is not None:
-                ps = self.parts.get(p)
-                if ps is not None and ps.since_checkpoint >= every:
-                    await self.checkpoints.write(ps, self.stream)
+            sizes(len(messages))
+            for msg in messages:
+                if self._handle(msg) is not None:
+                    ps = self.parts.get(p)
+                    if ps is not None and ps.since_checkpoint >= every:
+                        await self.checkpoints.write(ps)
+                        if not batches.current(generation):
+                            break
+                if clock() - t0 >= YIELD_EVERY:
+                    busy(clock() - t0)
+                    await asyncio.sleep(0)
+                    t0 = clock()
+                    if not batches.current(generation):
+                        break
             busy(clock() - t0)
 
-    def _handle(self, event) -> int | None:
-        msg = event.message
+    def _handle(self, msg) -> int | None:
         p = msg.partition
         if p not in self.assigned:
             return None  # revoked while taken: the next owner reads it again
@@ -142,9 +176,9 @@ class LearnAgent:
             ps.seeking = off <= ps.applied
         if off <= ps.last_offset:  # redelivered (a seek, a restart): the state has it
             if off <= ps.applied:
-                ps.pending.append(event)  # acked with the next checkpoint
+                ps.pending.append(msg)  # acked with the next checkpoint
             return None
-        ps.pending.append(event)
+        ps.pending.append(msg)
         ps.last_offset = off
         ps.since_checkpoint += 1
         ps.last_seen = time.monotonic()
@@ -219,7 +253,7 @@ class LearnAgent:
                 self.outputs.deliver()
                 ps.marker_sent = True
             elif ps.pending and not ps.since_flush:
-                await self.checkpoints.write(ps, self.stream)
+                await self.checkpoints.write(ps)
 
     async def measure_lag(self, app) -> None:
         for p in sorted(self.assigned):

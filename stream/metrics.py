@@ -48,6 +48,18 @@ class WorkerMetrics:
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
             registry=r,
         )
+        self.batch_messages = Histogram(
+            "dustonline_batch_messages",
+            "pages messages per fetched batch the learner takes (stream/batches.py)",
+            buckets=(1, 10, 100, 1000, 10000),
+            registry=r,
+        )
+        self.fetch_paused = Counter(
+            "dustonline_fetch_paused",
+            "times a partition was left out of fetches, more than kafka.max_partition_fetch_bytes "
+            "waiting for the learner",
+            registry=r,
+        )
         self.lag = Gauge("dustonline_lag_events", "pages events not yet learned", ["partition"], registry=r)
         self.partitions = Gauge("dustonline_partitions", "pages partitions assigned to this worker", registry=r)
         self.clusters = Gauge("dustonline_clusters", "dup-clusters in the window", ["partition"], registry=r)

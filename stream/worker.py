@@ -10,7 +10,8 @@ Topology (docs/DESIGN.md §4):
   ``OnlineLearner`` whose state is that partition's slice of the Faust table
   ``learner-state`` (RocksDB via rocksdict, compacted changelog topic). A worker that
   takes a partition over, after a crash or a rebalance, restores the learner from the
-  changelog and goes on.
+  changelog and goes on. It reads the pages topic a fetch at a time (batches.py), in a
+  task of the app rather than a Faust agent.
 - ``merge`` (merge.py): DustLin-MR's reduce, from the partials to the rules topic.
 
 The state is exactly-once on at-least-once delivery through atomic checkpoints
@@ -30,6 +31,7 @@ from dustonline.config import Config
 
 from . import faust_compat, metrics
 from .app import faust_app
+from .batches import PageBatches
 from .checkpoint import CHANGELOG_CONFIGS
 from .learn import LearnAgent
 from .merge import MergeAgent
@@ -49,8 +51,13 @@ class Worker:
         self.cfg = cfg
         K = self.K = cfg.kafka
         self.app = app = faust_app(cfg)
+        self.metrics = metrics.WorkerMetrics()
+        # the pages topic a fetch at a time, past Faust's agents (faust_compat.batch_topic)
+        self.batches = PageBatches(app, K.max_partition_fetch_bytes, self.metrics.fetch_paused.inc)
+        faust_compat.batch_topic(app, K.pages_topic, _exit_on_error(self.batches.put))
         raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
         self.pages = app.topic(K.pages_topic, partitions=K.partitions, **raw)
+        app.topics.add(self.pages)  # subscribed, assigned and committed by Faust, read by the learn task
         self.partials = app.topic(partials_topic_name(cfg), partitions=K.partitions, internal=True, **raw)
         self.state = app.Table(
             STATE_TABLE,
@@ -69,10 +76,11 @@ class Worker:
         )
         for t in (self.state, self.merged):
             t.key_serializer = t.value_serializer = "raw"  # msgpack / JSON bytes from the core
-        self.metrics = metrics.WorkerMetrics()
         # kafka-python: rules, partials, dead letters, flush markers
         self.outputs = Outputs(cfg, self.metrics)
-        self.learn = LearnAgent(cfg, app, self.state, self.partials.get_topic_name(), self.outputs, self.metrics)
+        self.learn = LearnAgent(
+            cfg, app, self.state, self.batches, self.partials.get_topic_name(), self.outputs, self.metrics
+        )
         self.merge = MergeAgent(self.merged, K.rules_topic, self.outputs, self.metrics)
         if K.web_port > 0:
             metrics.expose(app, faust_sensor=K.faust_metrics)
@@ -82,7 +90,7 @@ class Worker:
 
             app.page("/dustonline/state")(state_view)
 
-        app.agent(self.pages, name="dustonline.learn")(_crash_only(self.learn.learn))
+        app.task(_crash_only(self.learn.learn), traced=False)
         app.agent(self.partials, name="dustonline.merge")(_crash_only(self.merge.merge))
         app.timer(max(0.1, K.idle_flush_seconds / 4))(self.learn.idle)
         app.timer(5.0)(self.learn.measure_lag)
@@ -105,6 +113,7 @@ class Worker:
         return {
             "assigned": sorted(self.learn.assigned),
             "fetch_max_wait_ms": faust_compat.fetch_max_wait(self.app),
+            "batched_messages_waiting": len(self.batches),
             "partitions": self.learn.summary(),
         }
 
@@ -125,9 +134,9 @@ def _crash_only(agent):
     import asyncio
 
     @functools.wraps(agent)
-    async def run(stream):
+    async def run(*args):
         try:
-            await agent(stream)
+            await agent(*args)
         except asyncio.CancelledError:
             raise  # a rebalance or a stop
         except Exception:
@@ -136,3 +145,19 @@ def _crash_only(agent):
             os._exit(70)
 
     return run
+
+
+def _exit_on_error(sink):
+    """The batches' sink runs in Faust's fetch loop, whose failure leaves the worker up but
+    reading nothing: exit instead, as ``_crash_only`` does for an agent."""
+
+    @functools.wraps(sink)
+    def put(tp, messages) -> None:
+        try:
+            sink(tp, messages)
+        except Exception:
+            log.critical("the pages batches failed; exiting to restart from the last checkpoint", exc_info=True)
+            logging.shutdown()
+            os._exit(70)
+
+    return put

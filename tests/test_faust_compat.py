@@ -32,6 +32,14 @@ COMPAT_PRIVATES = {
     "_fetcher",
     "_fetch_max_wait_ms",
     "_db_for_partition",
+    # the pages topic in batches (batch_topic: Faust's fetch loop, batched)
+    "_wait_next_records",
+    "_read_offset",
+    "_add_gap",
+    "_buffered_partitions",
+    "_to_message",
+    "_n_acked",
+    "_commit_every",
 }
 
 

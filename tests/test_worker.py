@@ -245,6 +245,31 @@ def test_batched_replay_learns_what_one_event_per_message_learns(kafka_broker, s
     ]
 
 
+def _metric(text: str, name: str) -> float:
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.split(" ")[0].split("{")[0] == name)
+
+
+def test_pages_read_a_fetch_at_a_time_with_partitions_paused_when_the_learner_is_behind(
+    kafka_broker, stream_data, tmp_path, workers
+):
+    """The worker takes the pages topic a fetch at a time (stream/batches.py), not message
+    by message through a Faust agent: with one event per message a batch holds many
+    messages. With kafka.max_partition_fetch_bytes at its floor (64 KiB), a partition with
+    more than that waiting for the learner is left out of fetches and taken back in over
+    and over; the group still learns exactly what `learn --partitions 2` learns."""
+    path, events, _ = stream_data
+    cfg = service_config(kafka_broker, tmp_path, partitions=2, max_partition_fetch_bytes=1 << 16)
+    replay([str(path)], load_config(cfg))
+    w = workers(cfg)
+    wait_until(learned_all([w], 2, len(events)), 180, "the worker to learn the stream", [w])
+    assert_group_equals_embedded(cfg, events, 2, [w])
+    text = w.get("/metrics")
+    batches, messages = _metric(text, "dustonline_batch_messages_count"), _metric(text, "dustonline_batch_messages_sum")
+    assert messages >= len(events) and messages / batches > 10, (batches, messages)
+    assert _metric(text, "dustonline_fetch_paused_total") > 0
+    assert w.state()["batched_messages_waiting"] == 0
+
+
 # These two failed intermittently until the worker re-seeks a partition it restores
 # (Faust resumed past the restored checkpoint when a partition came back to a worker
 # that had read it before). Since then they have passed every CI run and 6 runs in a
