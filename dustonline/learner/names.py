@@ -34,7 +34,7 @@ from ..rules.params import (
     query_pairs,
     to_https,
 )
-from ..rules.urls import host_of, split_authority
+from ..rules.urls import split_authority
 
 SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
 HOST = "=host"  # the host as a name (observed)
@@ -59,24 +59,13 @@ def edit_of(name: str) -> str | None:
     return EDITS.get(name)
 
 
-def observed(url: str) -> list[tuple[str, str]]:
-    """The query's (name, value) pairs, and the scheme, the host, the trailing slash and an
-    empty query as more."""
-    scheme = scheme_of(url)
-    if scheme is None:
-        return query_pairs(url)
-    _, _, rest = split_authority(url)
-    path, q, _ = rest.partition("?")
-    path = path.partition("#")[0]
-    out = [(SCHEME, scheme), (HOST, host_of(url)), (SLASH, "1" if len(path) > 1 and path.endswith("/") else "0")]
-    if q and not rest.partition("?")[2].partition("#")[0]:
-        out.append((EMPTYQ, "1"))
-    return out + query_pairs(url)
-
-
-def last_segment(url: str, site: str) -> tuple[str, str]:
-    """(``site NUL`` the path before its last ``/``, the last segment): ``/a/`` and
-    ``/a/index.html`` share the first, their segments are "" and "index.html"."""
+def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, str]], str, str]:
+    """What a URL shows, parsed once: its address (``site NUL`` the path without trailing
+    slashes: what two URLs must share for a name's variation between them to count), its
+    (name, value) pairs (the query's, and the scheme, the host, the trailing slash and an
+    empty query as more), and where its last segment is observed (``site NUL`` the path
+    before its last ``/``) with that segment: ``/a/`` and ``/a/index.html`` share the
+    first, their segments are "" and "index.html"."""
     _, _, rest = split_authority(url)
     end = len(rest)
     for ch in "?#":
@@ -85,7 +74,17 @@ def last_segment(url: str, site: str) -> tuple[str, str]:
             end = j
     path = rest[:end]
     cut = path.rfind("/")
-    return site + "\x00" + path[: max(cut, 0)], path[cut + 1 :]
+    where, seg = site + "\x00" + path[: max(cut, 0)], path[cut + 1 :]
+    address = site + "\x00" + path.rstrip("/")
+    scheme = scheme_of(url)
+    if scheme is None:
+        return address, query_pairs(url), where, seg
+    p, q, after = rest.partition("?")
+    p = p.partition("#")[0]
+    pairs = [(SCHEME, scheme), (HOST, host), (SLASH, "1" if len(p) > 1 and p.endswith("/") else "0")]
+    if q and not after.partition("#")[0]:
+        pairs.append((EMPTYQ, "1"))
+    return address, pairs + query_pairs(url), where, seg
 
 
 def pair_name(a: str, b: str) -> str:
@@ -134,19 +133,6 @@ def transfer_class(name: str) -> str:
         if b == "www." + a or a == "www." + b:
             return WWW
     return name
-
-
-def address_of(url: str, site: str) -> str:
-    """``site NUL path`` (``site``: the URL's): what two URLs must share for a name's
-    variation between them to count (scheme and host aliases of one site, and a trailing
-    slash, do not make another address; another site does)."""
-    _, _, rest = split_authority(url)
-    end = len(rest)
-    for ch in "?#":
-        j = rest.find(ch)
-        if 0 <= j < end:
-            end = j
-    return site + "\x00" + rest[:end].rstrip("/")
 
 
 def scheme_of(url: str) -> str | None:

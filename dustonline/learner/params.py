@@ -58,11 +58,9 @@ from .names import (
     PAIR,
     SCHEME,
     SLASH,
-    address_of,
     edit_of,
     key_of,
-    last_segment,
-    observed,
+    observe_url,
     pair_hosts,
     pair_name,
     token_shape,
@@ -139,31 +137,30 @@ class ParamRules:
         had, when known): the names that vary from now on between the cluster's URLs of
         one address (site and path) are evidence for that site. A cluster may span sites
         (one image served by many): each site's evidence is its own URLs'."""
-        pairs = observed(url)
         o = self.obs.get(cid)
         if o is None:
             if cluster_n < 2 or noise:
                 return  # one URL shows no variation; its second brings it along (``before``)
             o = ParamObs(site_of_host(host))
             if before is not None and cluster_n == 2:
-                bsite = site_of_host(host_of(before))
-                address = address_of(before, bsite)
+                bhost = host_of(before)
+                address, pairs, where, seg = observe_url(before, bhost, site_of_host(bhost))
                 o.paths[address] = 1
-                self._record(o, address, observed(before))
-                self._record_last(o, before, bsite)
+                self._record(o, address, pairs)
+                self._record_last(o, address, where, seg)
             else:
                 o.blind = cluster_n - 1
         if o.noisy:
             return
         site = site_of_host(host)
         self._site_host(site, host)
-        address = address_of(url, site)
+        address, pairs, where, seg = observe_url(url, host, site)
         o.paths[address] = o.paths.get(address, 0) + 1
         if noise or len(o.paths) > self.card_set:
             self._withdraw(cid, o)
             return
         names = self._record(o, address, pairs)
-        self._record_last(o, url, site)
+        self._record_last(o, address, where, seg)
         fresh = []
         shapes: dict[str, str] = {}
         for key, s in o.seen.items():
@@ -208,12 +205,10 @@ class ParamRules:
         if ev is not None and ev.status == ACTIVE and host not in ev.hosts:
             self._scope(site, SCHEME, host)
 
-    def _record_last(self, o: ParamObs, url: str, site: str) -> None:
+    def _record_last(self, o: ParamObs, address: str, where: str, seg: str) -> None:
         """The last segment under the path before it, and the path under its lowered form:
         the names whose evidence is two URLs of different addresses."""
-        where, seg = last_segment(url, site)
         self._record(o, where, [(LAST, seg)])
-        address = address_of(url, site)
         self._record(o, lower_ascii(address), [(CASE, address)])
 
     @staticmethod
