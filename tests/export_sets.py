@@ -28,7 +28,7 @@ def conformance_sets() -> dict[str, tuple[list[Rule], list[str]]]:
 
 
 def host_rule_set() -> tuple[list[Rule], list[str]]:
-    """Host rules (Rule.canonical_host), not in the conformance suite yet: a move before
+    """Host rules (Rule.canonical_host), beside the suite's host-rules set: a move before
     everything, the target's rules after it, and a rewrite whose key lands on a moved host."""
 
     def r(id, hosts, **kw):
@@ -64,8 +64,10 @@ def host_rule_set() -> tuple[list[Rule], list[str]]:
 
 
 def path_edit_set() -> tuple[list[Rule], list[str]]:
-    """Path edits (Rule.normalize), not in the conformance suite yet, with parameter,
-    scheme and rewrite rules around them."""
+    """Path edits (Rule.normalize) with parameter and rewrite rules around them, beside
+    the suite's path-edits set: trailing slashes before and after the last segment, a
+    segment %-escaped (either hex case, an unreserved character escaped) and a literal
+    light normalization would rewrite, which no segment equals."""
 
     def r(id, hosts, **kw):
         kw.setdefault("context", "")
@@ -77,6 +79,8 @@ def path_edit_set() -> tuple[list[Rule], list[str]]:
         r("q", ["e.com"], normalize="empty-query"),
         r("i", ["e.com"], normalize="last-segment:index.html"),
         r("d", ["e.com"], normalize="last-segment:default.aspx"),
+        r("u", ["e.com"], normalize="last-segment:%C3%A9"),
+        r("n", ["e.com"], normalize="last-segment:%7e"),
         r("p", ["e.com"], drop_param="sid"),
         r("w", ["www.e.com"], context=r"^(https?)\:\/\/www\.e\.com\/(.*)$", transformation="$1://e.com/$2/"),
     ]
@@ -96,6 +100,17 @@ def path_edit_set() -> tuple[list[Rule], list[str]]:
             "/a?#x",
             "/a/?sid=2#f",
             "/index.htmlx",
+            "//",
+            "/a/index.html/",
+            "/a/index.html//?",
+            "/index.html/index.html",
+            "/a/%69ndex.html",
+            "/a/index%2Ehtml",
+            "/a/%C3%A9",
+            "/a/%c3%a9/",
+            "/a/%C3%A9x",
+            "/a/~",
+            "/a/%7e",
             "",
             "?",
         )

@@ -5,8 +5,9 @@ SheetOverlaysManager (SURT prefixes) and keys it with FrontierPreparer.prepare, 
 already-seen key of a crawl. Every key of a URL whose key no skipped rule decides must be
 RuleSet.canonicalize's key of the same URI string (Heritrix's UURI form of the URL).
 
-The rule sets: every set of clients/conformance/cases.jsonl over its URLs, and the rules
-learned on the bundled sample over every URL of the sample. DUSTONLINE_SKIP_JAVA=1 skips
+The rule sets: every set of clients/conformance/cases.jsonl over its URLs, host rules and
+path edits of tests/export_sets.py, and the rules learned on the bundled sample over every
+URL of the sample. DUSTONLINE_SKIP_JAVA=1 skips
 the test (no Maven); otherwise a missing Maven fails it."""
 
 import json
@@ -51,14 +52,15 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
         pytest.skip("DUSTONLINE_SKIP_JAVA is set")
     export = load("heritrix")
     sets = conformance_sets()
-    sets["host-rules"] = host_rule_set()
-    sets["path-edits"] = path_edit_set()
+    sets["own-host-rules"] = host_rule_set()
+    sets["own-path-edits"] = path_edit_set()
     sets["learned-on-sample"] = sample_rules_and_urls()
     exports = {name: export(rules) for name, (rules, _) in sets.items()}
     out = heritrix_keys({name: (exports[name].text, urls) for name, (_, urls) in sets.items()}, tmp_path)
 
     figures = {}
     disagree = []
+    escaped: dict[tuple[str, str], bool] = {}
     for name, (rules, urls) in sets.items():
         exp, recs = exports[name], out[name]
         assert [r["url"] for r in recs] == urls
@@ -92,6 +94,7 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
                 # regexes cannot decode escapes, and Heritrix's UURI keeps them
                 n["escapes"] += 1
                 n["escapes-agree"] += light_normalize(rec["key"]) == key
+                escaped[name, rec["url"]] = light_normalize(rec["key"]) == key
             elif rec["key"] == key:
                 n["exact"] += 1
             elif light_normalize(rec["key"]) == key:
@@ -106,4 +109,10 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
     sample = figures["learned-on-sample"]
     assert sample["rules"] > 50 and sample["exact"] > 10_000 and sample["normalized"] == 0
     assert sum(f["exact"] for f in figures.values()) > sample["exact"] + 100
-    assert figures["host-rules"]["exact"] > 50 and figures["path-edits"]["exact"] > 30
+    assert figures["own-host-rules"]["exact"] > 50 and figures["own-path-edits"]["exact"] > 30
+    own = figures["own-path-edits"]  # escaped segments, in either hex case, are cut as RuleSet cuts them
+    assert own["escapes"] == own["escapes-agree"] >= 4, own
+    # the suite's path edits: a last segment compared with its escapes normalized (%c3 as
+    # %C3) agrees; a rewrite matched on the normalized form only (lp.com/x/a%2f7) does not
+    assert figures["path-edits"]["exact"] > 50
+    assert escaped["path-edits", "http://ls.com/a/%c3%a9.html"]

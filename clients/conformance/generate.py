@@ -659,12 +659,16 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             R("x-transformation", ["ts3.com"], transformation="http://ts3.com/", normalize="trailing-slash"),
             R("x-param", ["ts3.com"], drop_param="sid", normalize="trailing-slash"),
             R("x-host", ["www.ts3.com"], canonical_host="ts3.com", normalize="trailing-slash"),
+            R("x-scheme", ["ts3.com"], canonical_scheme="https", normalize="trailing-slash"),
             R("x-retired", ["ts3.com"], normalize="lowercase", status="retired"),
         ],
         [
             # trailing-slash: one slash, not the root's, the path only
             "http://ts.com/a/",
             "http://ts.com/a//",
+            "http://ts.com//",
+            "http://all.com/a/index.html//",
+            "http://all.com/index.html/index.html",
             "http://ts.com/a/b/?x=1/",
             "http://ts.com/a/#f/",
             "http://ts.com/",

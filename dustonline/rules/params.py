@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from .urls import escapes_normalized
+
 BARE = "\x00"  # the value of a query part without "=": ``?a`` and ``?a=`` are different URLs
 
 
@@ -122,37 +124,58 @@ def check_edit(edit: str) -> bool:
     return bool(seg) and not any(ch in seg for ch in "/?#")
 
 
-def apply_edits(url: str, edits: Collection[str]) -> str:
-    """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: the
-    path's ASCII letters are lowered (a server that ignores case); an empty query (``?``
-    then nothing, or ``#``) loses its ``?``; a last path segment equal to a
-    ``last-segment:`` literal is removed, the ``/`` before it kept (``/a/index.html`` ->
-    ``/a/``); a path other than ``/`` loses its trailing ``/``."""
-    if LOWERCASE_PATH in edits:
+def _edit_once(url: str, edit: str) -> str:
+    """One edit, once (see ``apply_edits``)."""
+    if edit == LOWERCASE_PATH:
         start, end = _path_span(url)
-        url = url[:start] + url[start:end].translate(_UPPER) + url[end:]
-    if EMPTY_QUERY in edits:
+        return url[:start] + url[start:end].translate(_UPPER) + url[end:]
+    if edit == EMPTY_QUERY:
         span = _query(url)
         if span is not None and span[1] == span[0] + 1:
-            url = url[: span[0]] + url[span[1] :]
+            return url[: span[0]] + url[span[1] :]
+        return url
     start, end = _path_span(url)
     path = url[start:end]
-    cut = path.rfind("/")
-    if cut >= 0 and path[cut + 1 :] and LAST_SEGMENT + path[cut + 1 :] in edits:
-        path = path[: cut + 1]
-    if TRAILING_SLASH in edits and len(path) > 1 and path.endswith("/"):
-        path = path[:-1]
+    if edit == TRAILING_SLASH:
+        if len(path) > 1 and path.endswith("/"):
+            path = path.rstrip("/") or "/"
+    else:  # last-segment:<literal>
+        cut = path.rfind("/")
+        seg = path[cut + 1 :]
+        if cut >= 0 and seg and escapes_normalized(seg) == edit[len(LAST_SEGMENT) :]:
+            path = path[: cut + 1]
     return url[:start] + path + url[end:]
 
 
+def _order(edits: Collection[str]) -> list[str]:
+    """The steps of ``apply_edits``: the trailing slashes go before the last segment is
+    compared and again after it is removed, so ``/a/index.html/`` becomes ``/a``."""
+    lasts = sorted(e for e in edits if e.startswith(LAST_SEGMENT))
+    slash = [TRAILING_SLASH] if TRAILING_SLASH in edits else []
+    return [e for e in (LOWERCASE_PATH, EMPTY_QUERY) if e in edits] + slash + lasts + (slash if lasts else [])
+
+
+def apply_edits(url: str, edits: Collection[str]) -> str:
+    """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: the
+    path's ASCII letters are lowered (a server that ignores case); an empty query (``?``
+    then nothing, or ``#``) loses its ``?``; a path other than ``/`` loses its trailing
+    slashes; a last path segment equal to a ``last-segment:`` literal, once its
+    %-escapes are written as light normalization writes them, is removed, the ``/``
+    before it kept (``/a/index.html`` -> ``/a/``); and with a trailing-slash edit the
+    trailing slashes go again (``/a/index.html/`` -> ``/a``)."""
+    for e in _order(edits):
+        url = _edit_once(url, e)
+    return url
+
+
 def applied_edits(url: str, edits: Collection[str]) -> list[str]:
-    """The edits that change ``url``, in the order ``apply_edits`` applies them."""
-    out = []
-    order = [LOWERCASE_PATH, EMPTY_QUERY] + sorted(e for e in edits if e.startswith(LAST_SEGMENT)) + [TRAILING_SLASH]
-    for e in order:
-        if e in edits:
-            nxt = apply_edits(url, (e,))
-            if nxt != url:
+    """The edits that change ``url``, each once, in the order ``apply_edits`` first
+    applies them."""
+    out: list[str] = []
+    for e in _order(edits):
+        nxt = _edit_once(url, e)
+        if nxt != url:
+            if e not in out:
                 out.append(e)
-                url = nxt
+            url = nxt
     return out

@@ -220,7 +220,13 @@ def _admit(rule: Rule) -> None:
         _admit_host_rule(rule)
         return
     if rule.normalize:
-        if not check_edit(rule.normalize) or rule.context or rule.transformation or rule.drop_param:
+        if (
+            not check_edit(rule.normalize)
+            or rule.context
+            or rule.transformation
+            or rule.drop_param
+            or rule.canonical_scheme
+        ):
             raise RuleError(f"rule {rule.id}: normalize {rule.normalize!r} is not a path edit", "bad-edit", rule.id)
         return
     if rule.drop_param or rule.canonical_scheme:

@@ -130,6 +130,12 @@ def _hostport(hostport: str, scheme: str) -> str:
     return f"{host}:{port}"
 
 
+def escapes_normalized(text: str) -> str:
+    """Percent-escapes as light normalization writes them (hex upper-cased, unreserved
+    characters decoded, a bare ``%`` escaped)."""
+    return _PCT.sub(_pct_fix, text) if "%" in text else text
+
+
 def light_normalize(url: str) -> str:
     """RFC 3986 syntax-based normalization (scheme and host case, IDN hosts as A-labels,
     default port, empty path, percent-encoding case and unreserved characters, fragment

@@ -50,6 +50,7 @@ from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation, rule_order
 from ..urls import site_of_host
 from . import Export, Skipped
+from .javaregex import escaped_segment
 
 REGEX_RULE = "org.archive.modules.canonicalize.RegexRule"
 POLICY = "canonicalizationPolicy"
@@ -168,9 +169,10 @@ _DROP_FORMAT = "$1$2$3$4$5$6"
 
 
 def _edit_beans(w: _Writer, host: str, edits: Sequence[str], lead: str, tag: str) -> list[str]:
-    """A host's path edits (params.apply_edits), in its order: an empty query's '?', a
-    last path segment equal to a literal (the '/' before it kept), a trailing '/' of a path
-    longer than '/'. ``lead`` and ``tag`` say which states they apply to."""
+    """A host's path edits (params.apply_edits), in its order: an empty query's '?', the
+    trailing '/'s of a path longer than '/', a last path segment whose escapes normalized
+    equal a literal (the '/' before it kept), then the trailing '/'s again. ``lead`` and
+    ``tag`` say which states they apply to."""
     head = rf"(?:(?!://){_ANY})*://[^/?#{_SEP}]*/"  # up to the path's first '/'
     tail = rf"((?:[?#{_SEP}]{_ANY}*)?)"  # the end of the path: query, fragment, SEP or the end
     out = []
@@ -183,26 +185,30 @@ def _edit_beans(w: _Writer, host: str, edits: Sequence[str], lead: str, tag: str
                 f"{host}: an empty query loses its '?'",
             )
         )
+    slashes = []
+    if TRAILING_SLASH in edits:
+        slashes.append(
+            w.bean(
+                f"dust.{tag}trailing-slash.{host}",
+                rf"{lead}({head}(?:[^?#{_SEP}]*[^/?#{_SEP}])?)/+{tail}",
+                "$1$2",
+                f"{host}: a path's trailing '/'s are removed",
+            )
+        )
+    out += slashes
+    # once one segment is cut the path ends in '/': one alternation does the sorted edits
     last = sorted(e[len(LAST_SEGMENT) :] for e in edits if e.startswith(LAST_SEGMENT))
-    if last:
-        names = "|".join(quote(x) for x in last)
+    names = "|".join(x for x in map(escaped_segment, last) if x is not None)
+    if names:
         out.append(
             w.bean(
                 f"dust.{tag}last-segment.{host}",
                 rf"{lead}({head}(?:[^?#{_SEP}]*/)?)(?:{names}){tail}",
                 "$1$2",
-                f"{host}: a last path segment {', '.join(last)} is removed",
+                f"{host}: a last path segment {', '.join(last)} is removed (escapes in either hex case)",
             )
         )
-    if TRAILING_SLASH in edits:
-        out.append(
-            w.bean(
-                f"dust.{tag}trailing-slash.{host}",
-                rf"{lead}({head}[^?#{_SEP}]*)/{tail}",
-                "$1$2",
-                f"{host}: a path's trailing '/' is removed",
-            )
-        )
+        out += slashes
     return out
 
 

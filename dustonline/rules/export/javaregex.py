@@ -7,6 +7,8 @@ import functools
 import sys
 
 from ..pattern import Alt, Chars, Group, Parsed, Repeat, Seq
+from ..urls import _UNRESERVED as UNRESERVED
+from ..urls import escapes_normalized
 
 
 def cp(c: str) -> str:
@@ -66,3 +68,34 @@ def _java(node) -> str:
 def replacement(text: str) -> str:
     """Literal text for Java's replacement string (``\\`` and ``$`` escaped)."""
     return text.replace("\\", "\\\\").replace("$", "\\$")
+
+
+def _hex(h: str) -> str:
+    """One hex digit in either case (escapes are compared with their hex upper-cased)."""
+    return f"[{h.upper()}{h.lower()}]" if h.isalpha() else h
+
+
+def escaped_segment(literal: str) -> str | None:
+    """A Java regex for exactly the texts whose %-escapes, written as light normalization
+    writes them (``escapes_normalized``), give ``literal``: what a ``last-segment:``
+    edit compares (params.apply_edits). Each escape of the literal in either hex case
+    (``%25`` also a bare ``%``), each unreserved character as itself or as its escape,
+    anything else as itself. None when no text gives it (a literal light normalization
+    would rewrite: lower-case hex, an escaped unreserved character, a bare ``%``)."""
+    if escapes_normalized(literal) != literal:
+        return None
+    out = []
+    i = 0
+    while i < len(literal):
+        ch = literal[i]
+        if ch == "%":  # a valid upper-case escape of a reserved or non-ASCII byte
+            esc = "%" + "".join(_hex(h) for h in literal[i + 1 : i + 3])
+            out.append(f"(?:{esc}|%(?![0-9A-Fa-f]{{2}}))" if literal[i + 1 : i + 3] == "25" else esc)
+            i += 3
+            continue
+        if ch in UNRESERVED:
+            out.append(f"(?:{cp(ch)}|%{''.join(_hex(h) for h in f'{ord(ch):02X}')})")
+        else:
+            out.append(cp(ch))
+        i += 1
+    return "".join(out)

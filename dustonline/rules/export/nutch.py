@@ -35,7 +35,7 @@ from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import light_normalize, split_authority
 from . import Export, Skipped
-from .javaregex import cp, digits, java_context, lit, replacement
+from .javaregex import cp, digits, escaped_segment, java_context, lit, replacement
 
 # ------------------------------------------------------------------ the marks
 A = "\ue000"  # undecided: A <url> B <url with its host's scheme and parameter rules>
@@ -191,12 +191,17 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
         path = rf"{at}{SCHEME}://[^/?#{MARKS}]*+"
         if EMPTY_QUERY in prep.edits:
             chain.add(rf"^({at}[^?{MARKS}]*+)\?(?=[#{MARKS}]|\z)", "$1")
-        segments = [e[len(LAST_SEGMENT) :] for e in prep.edits if e.startswith(LAST_SEGMENT)]
-        if segments:
-            alts = "|".join(lit(x) for x in segments)
-            chain.add(rf"^({path}(?:/[^?#{MARKS}]*)?/)(?:{alts})(?=[?#{MARKS}]|\z)", "$1")
+        # trailing slashes, the last segment, trailing slashes again (params._order): once
+        # one segment is cut the path ends in '/', so one alternation does the sorted edits
+        slashes = rf"^({path}/(?:[^?#{MARKS}]*[^/?#{MARKS}])?)/++(?=[?#{MARKS}]|\z)"
         if TRAILING_SLASH in prep.edits:
-            chain.add(rf"^({path}/[^?#{MARKS}]*)/(?=[?#{MARKS}]|\z)", "$1")
+            chain.add(slashes, "$1")
+        segments = [escaped_segment(e[len(LAST_SEGMENT) :]) for e in prep.edits if e.startswith(LAST_SEGMENT)]
+        alts = "|".join(x for x in segments if x is not None)
+        if alts:
+            chain.add(rf"^({path}(?:/[^?#{MARKS}]*)?/)(?:{alts})(?=[?#{MARKS}]|\z)", "$1")
+            if TRAILING_SLASH in prep.edits:
+                chain.add(slashes, "$1")
 
 
 #: the path edits this exporter writes (others, from a later format, skip their rule)

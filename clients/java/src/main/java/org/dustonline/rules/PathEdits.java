@@ -34,7 +34,8 @@ final class PathEdits {
      * has no context, transformation or parameter (Python's {@code _admit}). */
     static void admit(Rule rule) {
         if (!check(rule.normalize) || !rule.context.isEmpty() || !rule.transformation.isEmpty()
-                || (rule.dropParam != null && !rule.dropParam.isEmpty())) {
+                || (rule.dropParam != null && !rule.dropParam.isEmpty())
+                || (rule.canonicalScheme != null && !rule.canonicalScheme.isEmpty())) {
             throw new RuleException("rule " + rule.id + ": normalize '" + rule.normalize + "' is not a path edit",
                     "bad-edit", rule.id);
         }
@@ -66,33 +67,44 @@ final class PathEdits {
         return new int[] {j < 0 || j >= end ? end : j, end};
     }
 
-    /** {@code url} with {@code edits} applied, in the format's order. */
-    static String apply(String url, Collection<String> edits) {
-        if (edits.contains(LOWERCASE_PATH)) {
+    /** One edit, once (Python's {@code _edit_once}). */
+    private static String once(String url, String edit) {
+        if (edit.equals(LOWERCASE_PATH)) {
             int[] p = pathSpan(url);
-            url = url.substring(0, p[0]) + lowerAscii(url.substring(p[0], p[1])) + url.substring(p[1]);
+            return url.substring(0, p[0]) + lowerAscii(url.substring(p[0], p[1])) + url.substring(p[1]);
         }
-        if (edits.contains(EMPTY_QUERY)) {
+        if (edit.equals(EMPTY_QUERY)) {
             int[] q = Params.query(url);
             if (q != null && q[1] == q[0] + 1) {
-                url = url.substring(0, q[0]) + url.substring(q[1]);
+                return url.substring(0, q[0]) + url.substring(q[1]);
             }
+            return url;
         }
         int[] p = pathSpan(url);
         String path = url.substring(p[0], p[1]);
-        int cut = path.lastIndexOf('/');
-        if (cut >= 0 && cut + 1 < path.length() && edits.contains(LAST_SEGMENT + path.substring(cut + 1))) {
-            path = path.substring(0, cut + 1);
-        }
-        if (edits.contains(TRAILING_SLASH) && path.length() > 1 && path.endsWith("/")) {
-            path = path.substring(0, path.length() - 1);
+        if (edit.equals(TRAILING_SLASH)) {
+            if (path.length() > 1 && path.endsWith("/")) {
+                int n = path.length();
+                while (n > 0 && path.charAt(n - 1) == '/') {
+                    n--;
+                }
+                path = n == 0 ? "/" : path.substring(0, n);
+            }
+        } else { // last-segment:<literal>, compared with its %-escapes as light normalization writes them
+            int cut = path.lastIndexOf('/');
+            String seg = cut >= 0 ? path.substring(cut + 1) : "";
+            if (cut >= 0 && !seg.isEmpty()
+                    && (seg.indexOf('%') < 0 ? seg : Urls.fixPercent(seg)).equals(edit.substring(LAST_SEGMENT.length()))) {
+                path = path.substring(0, cut + 1);
+            }
         }
         return url.substring(0, p[0]) + path + url.substring(p[1]);
     }
 
-    /** The edits that change {@code url}, in the order {@link #apply} applies them (last
-     * segments by code point, as Python sorts them): explain names the first one's rule. */
-    static List<String> applied(String url, Collection<String> edits) {
+    /** The steps of {@link #apply}: the trailing slashes go before the last segment is
+     * compared and again after it is removed (last segments by code point, as Python sorts
+     * them). */
+    private static List<String> order(Collection<String> edits) {
         List<String> segments = new ArrayList<>();
         for (String e : edits) {
             if (e.startsWith(LAST_SEGMENT)) {
@@ -100,17 +112,42 @@ final class PathEdits {
             }
         }
         segments.sort(RuleSet::compareCodePoints);
-        List<String> order = new ArrayList<>(List.of(LOWERCASE_PATH, EMPTY_QUERY));
-        order.addAll(segments);
-        order.add(TRAILING_SLASH);
         List<String> out = new ArrayList<>();
-        for (String e : order) {
+        for (String e : List.of(LOWERCASE_PATH, EMPTY_QUERY)) {
             if (edits.contains(e)) {
-                String next = apply(url, List.of(e));
-                if (!next.equals(url)) {
+                out.add(e);
+            }
+        }
+        boolean slash = edits.contains(TRAILING_SLASH);
+        if (slash) {
+            out.add(TRAILING_SLASH);
+        }
+        out.addAll(segments);
+        if (slash && !segments.isEmpty()) {
+            out.add(TRAILING_SLASH);
+        }
+        return out;
+    }
+
+    /** {@code url} with {@code edits} applied in the format's order (Python's {@code apply_edits}). */
+    static String apply(String url, Collection<String> edits) {
+        for (String e : order(edits)) {
+            url = once(url, e);
+        }
+        return url;
+    }
+
+    /** The edits that change {@code url}, each once, in the order {@link #apply} first
+     * applies them: explain names the first one's rule. */
+    static List<String> applied(String url, Collection<String> edits) {
+        List<String> out = new ArrayList<>();
+        for (String e : order(edits)) {
+            String next = once(url, e);
+            if (!next.equals(url)) {
+                if (!out.contains(e)) {
                     out.add(e);
-                    url = next;
                 }
+                url = next;
             }
         }
         return out;
