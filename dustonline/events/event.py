@@ -197,17 +197,9 @@ _BAD_IN_LINKS = (" ", "\t", "\n", "\r", "\x00") + tuple(
 )
 
 
-def _link_ok(x: str, max_url_length: int) -> bool:
-    try:
-        check_url(x, max_url_length)
-        return True
-    except BadEvent:
-        return False
-
-
 def parse_links(value: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> tuple[str, ...] | None:
     """``links``: None stays None (not sent); a list of strings keeps the links that
-    ``check_url`` accepts (http(s) URLs), deduplicated in first-seen order (a relative or
+    ``check_url`` accepts (http(s) URLs), as it gives them, deduplicated in first-seen order (a relative or
     ``mailto:`` link is dropped, not the event: the fetch itself is fine); anything else is
     ``bad-field``. Links come by the hundred per page, so the common case (every link good)
     is decided by a few substring scans over all of them at once, not a check per link."""
@@ -223,9 +215,16 @@ def parse_links(value: Any, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> tup
         and j.count("\x01http://") + j.count("\x01https://") == n
         and not any(b in j for b in _BAD_IN_LINKS)
         and (n == 0 or max(map(len, uniq)) <= max_url_length)
+        and j.isascii()
     ):
         return uniq
-    return tuple(x for x in uniq if _link_ok(x, max_url_length))
+    kept: dict[str, None] = {}  # as check_url gives them (an IDN host as its A-labels), deduplicated
+    for x in uniq:
+        try:
+            kept.setdefault(check_url(x, max_url_length), None)
+        except BadEvent:
+            pass
+    return tuple(kept)
 
 
 def parse_redirect(value: Any, url: str, max_url_length: int = DEFAULT_MAX_URL_LENGTH) -> str | None:
