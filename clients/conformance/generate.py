@@ -237,7 +237,7 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
             "an IDN host is its IDNA 2003 ToASCII (RFC 3490, AllowUnassigned false: "
             "java.net.IDN.toASCII(host, 0)) in the key, the host rules are found by and the URL "
             "rules are tried on; a host that does not encode stays as given; rules are scoped "
-            "by A-labels, as the learner writes hosts",
+            "by A-labels, as the learner writes hosts, and a hosts entry in Unicode is read as its A-labels",
             [
                 R(
                     "r-idn-sid",
@@ -247,6 +247,7 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
                 ),
                 R("p-idn", [mu], drop_param="sid"),
                 R("s-idn", [ja], canonical_scheme="https"),
+                R("p-idn-u", ["z\u00fcrich.example"], drop_param="ref"),  # a hosts entry in Unicode: its A-labels
             ],
             [
                 "http://B\u00fccher.example/buch/7?sid=9f",
@@ -280,6 +281,8 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
                 "http://\u3002/",
                 "http://vaz\u03a3\u07e9-t..example/",
                 "http://[\u00fc]/",
+                "http://xn--zrich-kva.example/a?ref=1",
+                "http://Z\u00fcrich.example/a?ref=2",
             ],
         )
     )

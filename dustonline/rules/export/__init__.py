@@ -12,7 +12,10 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import msgspec
+
 from ..ruleset import Rule
+from ..urls import a_label
 
 
 @dataclass(frozen=True)
@@ -68,3 +71,13 @@ def export(name: str, rules: Sequence[Rule]) -> Export:
 
 
 __all__ = ["FORMATS", "Export", "Exporter", "Skipped", "UnknownFormat", "export", "load"]
+
+
+def as_indexed(rules: Sequence[Rule]) -> list[Rule]:
+    """The rules with each host as RuleSet indexes it (lower case, an IDN host as its
+    A-labels), so an export scopes a rule to the hosts it applies to."""
+    out = []
+    for r in rules:
+        hosts = [a_label(h.lower()) for h in r.hosts]
+        out.append(r if hosts == r.hosts else msgspec.structs.replace(r, hosts=hosts))
+    return out

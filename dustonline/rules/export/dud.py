@@ -34,13 +34,14 @@ from collections.abc import Sequence
 from ..pattern import Alt, Chars, Group, Repeat, Seq
 from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation
-from . import Export, Skipped
+from . import Export, Skipped, as_indexed
 
 ORDER = 100  # every exported rule; their processors commute (disjoint hosts or parameters)
 
 
 def export(rules: Sequence[Rule]) -> Export:
     """A JSON array of duplicate-url-discarder rules (``DUD_LOAD_RULE_PATHS``)."""
+    rules = as_indexed(rules)
     rs = RuleSet(r for r in rules if r.status == ACTIVE)
     skipped = [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
     drops: dict[str, list[str]] = {}  # host -> names, in RuleSet order

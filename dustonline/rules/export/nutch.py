@@ -34,7 +34,7 @@ from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_PATH, TRAILING_SLASH
 from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import light_normalize, split_authority
-from . import Export, Skipped
+from . import Export, Skipped, as_indexed
 from .javaregex import cp, digits, escaped_segment, java_context, lit, replacement
 
 # ------------------------------------------------------------------ the marks
@@ -399,6 +399,7 @@ def _plain(host: str) -> bool:
 
 def export(rules: Sequence[Rule]) -> Export:
     """The rule set (as ``RuleSet(rules)`` reads it) as ``regex-normalize.xml``."""
+    rules = as_indexed(rules)
     plan = _Plan(rules)
     chain = _Chain()
     a, a2, b, c, d, f, g, e, f2 = (cp(x) for x in (A, A2, B, C, D, F, G, E, F2))

@@ -61,7 +61,7 @@ public final class RuleSet {
             String name = cr.rule.dropParam;
             String scheme = cr.rule.canonicalScheme;
             for (String h : cr.rule.hosts) {
-                String host = Urls.lower(h);
+                String host = Urls.aLabel(Urls.lower(h)); // a Unicode host indexes under its A-labels, as Python
                 if (cr.rule.isHostRule()) {
                     moves.putIfAbsent(host, cr.rule);
                 } else if (cr.rule.isEditRule()) {
