@@ -125,6 +125,8 @@ def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: in
 
         def progress() -> bool:
             nonlocal started
+            if not all(w.alive() for w in ws):
+                raise AssertionError("a worker exited:\n" + "\n".join(w.tail() for w in ws if not w.alive()))
             st = partitions_state(ws)
             done = sum(s["events"] for s in st.values())
             if started is None and len(st) == n and all(s["events"] for s in st.values()):

@@ -147,17 +147,19 @@ def topic_partitions(app, topic: str) -> int | None:
 
 
 # ---------------------------------------------------------------- consumer (batched topic)
-def batch_topic(app, topic: str, sink) -> None:
+def batch_topic(app, topic: str, sink, on_error) -> None:
     """Records of ``topic`` go to ``sink(tp, messages)``, one call per partition per fetch
-    (a Faust ``TP``, and ``ConsumerMessage``s in offset order; an exception in the sink
-    ends the consumer), instead of through Faust's agents;
-    records of every other topic take Faust's own path. Faust still subscribes, assigns,
-    rebalances and recovers, and commits what ``app.consumer.ack(message)`` acks. Call
-    before the app's consumer exists (``app.consumer`` is made on first use)."""
+    (a Faust ``TP``, and ``ConsumerMessage``s in offset order), instead of through Faust's
+    agents; records of every other topic take Faust's own path. Faust still subscribes,
+    assigns, rebalances and recovers, and commits what ``app.consumer.ack(message)`` acks.
+    An exception in the fetch loop (the sink's too) goes to ``on_error(exc)``: Faust would
+    log it and leave the worker up, reading nothing. Call before the app's consumer exists
+    (``app.consumer`` is made on first use)."""
     if app._consumer is not None:
         raise RuntimeError("batch_topic: the app's consumer exists already")
     transport = _batching_transport_class()(app.conf.broker_consumer, app)
     transport.batched = {topic: sink}
+    transport.on_error = on_error
     app.transport = transport
 
 
@@ -167,11 +169,16 @@ def _batching_transport_class():
 
     class BatchingConsumer(driver.Consumer):
         async def _drain_messages(self, fetcher) -> None:
-            await _drain_batched(self, fetcher)
+            try:
+                await _drain_batched(self, fetcher)
+            except Exception as exc:
+                self.transport.on_error(exc)
+                raise
 
     class BatchingTransport(driver.Transport):
         Consumer = BatchingConsumer
         batched: dict = {}
+        on_error = None
 
     return BatchingTransport
 

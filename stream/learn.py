@@ -129,11 +129,18 @@ class LearnAgent:
         # again from the event after the checkpoint
         from faust.types import TP
 
-        seek = asyncio.ensure_future(self.app.consumer.seek(TP(self.K.pages_topic, p), ps.applied + 1))
+        # (seek_wait: in the consumer's thread; Faust's seek calls into aiokafka from this
+        # one, racing its fetcher, which then failed on a partition's records)
+        seek = asyncio.ensure_future(self.app.consumer.seek_wait({TP(self.K.pages_topic, p): ps.applied + 1}))
         self._seeks.add(seek)  # the loop keeps only a weak reference to a task
-        seek.add_done_callback(self._seeks.discard)
+        seek.add_done_callback(self._seek_done)
         log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.stats.events)
         return ps
+
+    def _seek_done(self, seek: asyncio.Future) -> None:
+        self._seeks.discard(seek)
+        if not seek.cancelled() and seek.exception() is not None:  # revoked meanwhile: the next owner seeks
+            log.warning("seeking a pages partition back to its checkpoint: %r", seek.exception())
 
     # ------------------------------------------------------------ learn
     async def learn(self) -> None:

@@ -54,7 +54,7 @@ class Worker:
         self.metrics = metrics.WorkerMetrics()
         # the pages topic a fetch at a time, past Faust's agents (faust_compat.batch_topic)
         self.batches = PageBatches(app, K.max_partition_fetch_bytes, self.metrics.fetch_paused.inc)
-        faust_compat.batch_topic(app, K.pages_topic, _exit_on_error(self.batches.put))
+        faust_compat.batch_topic(app, K.pages_topic, self.batches.put, _exit_on_fetch_error)
         raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
         self.pages = app.topic(K.pages_topic, partitions=K.partitions, **raw)
         app.topics.add(self.pages)  # subscribed, assigned and committed by Faust, read by the learn task
@@ -128,9 +128,10 @@ class Worker:
 
 
 def _crash_only(agent):
-    """An agent that fails takes the process down instead of being restarted in place
-    (Faust's default): its learner may hold half an event, and only a restart from the
-    last checkpoint is known to be right. Run the worker under a supervisor."""
+    """An agent (or the learn task) that fails takes the process down instead of being
+    restarted in place (Faust's default): its learner may hold half an event, and only a
+    restart from the last checkpoint is known to be right. Run the worker under a
+    supervisor."""
     import asyncio
 
     @functools.wraps(agent)
@@ -147,17 +148,9 @@ def _crash_only(agent):
     return run
 
 
-def _exit_on_error(sink):
-    """The batches' sink runs in Faust's fetch loop, whose failure leaves the worker up but
-    reading nothing: exit instead, as ``_crash_only`` does for an agent."""
-
-    @functools.wraps(sink)
-    def put(tp, messages) -> None:
-        try:
-            sink(tp, messages)
-        except Exception:
-            log.critical("the pages batches failed; exiting to restart from the last checkpoint", exc_info=True)
-            logging.shutdown()
-            os._exit(70)
-
-    return put
+def _exit_on_fetch_error(exc: BaseException) -> None:
+    """The pages fetch loop failed (Faust would leave the worker up, reading nothing):
+    exit, as ``_crash_only`` does for an agent."""
+    log.critical("the pages fetch loop failed; exiting to restart from the last checkpoint", exc_info=exc)
+    logging.shutdown()
+    os._exit(70)
