@@ -3,9 +3,9 @@ of messages, queued for the learn loop (``faust_compat.batch_topic`` hands them 
 
 Faust keeps such a queue per agent, one event at a time; this one holds a fetch per
 entry. The fetch loop never waits on it, so the merge's partials and the changelogs of a
-recovery keep flowing while the learner is busy; a partition with more than ``max_bytes``
-waiting is left out of fetches until the learner has taken it below half (Faust's own
-buffer-full pause). Batches fetched before a rebalance are dropped: after one, Faust
+recovery keep flowing while the learner is busy; a partition with more than twice
+``max_bytes`` (a fetch's worth) waiting is left out of fetches until the learner has
+taken it below one (Faust's own buffer-full pause). Batches fetched before a rebalance are dropped: after one, Faust
 seeks every partition back to its committed offset, which never passes a checkpoint, so
 they come again.
 """
@@ -22,7 +22,7 @@ class PageBatches:
     def __init__(self, app, max_bytes: int, on_pause=lambda: None):
         self.app = app
         self.on_pause = on_pause
-        self.high, self.low = max_bytes, max_bytes // 2
+        self.high, self.low = 2 * max_bytes, max_bytes
         self._queue: deque = deque()  # (consumer generation, tp, messages, bytes)
         self._ready = asyncio.Event()
         self._bytes: Counter = Counter()  # tp -> bytes waiting

@@ -22,8 +22,9 @@ import time
 from dustonline.config import Config
 from dustonline.events.event import BadEvent
 from dustonline.events.readers import parse_message
-from dustonline.events.routing import partition_for, site_key
+from dustonline.events.routing import partition_for
 from dustonline.learner.online import OnlineLearner
+from dustonline.rules.urls import host_of, site_of_host
 from dustonline.state.store import Store
 
 from . import faust_compat, topics
@@ -69,7 +70,7 @@ class Partition:
 
 # learning yields to the event loop this often (seconds), so that timers, the merge agent
 # and the web endpoint run while a large fetch is learned
-YIELD_EVERY = 0.05
+YIELD_EVERY = 0.01
 
 
 class LearnAgent:
@@ -96,6 +97,7 @@ class LearnAgent:
         self.assigned: set[int] = set()
         self.checkpoints = Checkpoints(app, table, self.parts, outputs, metrics)
         self.npart: int | None = None  # pages partitions, for the routing check
+        self.learned = 0  # events read, for dustonline_events_total (counted a batch at a time)
         self._misrouted_seen: set[int] = set()
 
     # ------------------------------------------------------------ partitions
@@ -164,12 +166,17 @@ class LearnAgent:
                         if not batches.current(generation):
                             break
                 if clock() - t0 >= YIELD_EVERY:
-                    busy(clock() - t0)
+                    self._count(busy, clock() - t0)
                     await asyncio.sleep(0)
                     t0 = clock()
                     if not batches.current(generation):
                         break
-            busy(clock() - t0)
+            self._count(busy, clock() - t0)
+
+    def _count(self, busy, seconds: float) -> None:
+        busy(seconds)
+        self.metrics.events.inc(self.learned)
+        self.learned = 0
 
     def _handle(self, msg) -> int | None:
         p = msg.partition
@@ -207,7 +214,7 @@ class LearnAgent:
         for value, line in values:
             self._learn_value(ps, msg, value, line)
         n = len(values)
-        m.events.inc(n)
+        self.learned += n
         ps.since_checkpoint += n - 1  # the message itself counted one above
         ps.since_flush += n
         return p
@@ -296,11 +303,13 @@ class LearnAgent:
         }
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _route_site(key: bytes, partitions: int) -> int:
-    return partition_for(key, partitions)
-
-
 def _route(url: str, partitions: int) -> int:
     """The partition the event's site key goes to with Kafka's default partitioner."""
-    return _route_site(site_key(url), partitions)
+    return _route_host(host_of(url), partitions)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _route_host(host: str, partitions: int) -> int:
+    # routing.site_key(url) is site_of_host(host_of(url)): per host, the public suffix
+    # lookup runs once rather than for every event
+    return partition_for(site_of_host(host).encode(), partitions)

@@ -56,8 +56,7 @@ class WorkerMetrics:
         )
         self.fetch_paused = Counter(
             "dustonline_fetch_paused",
-            "times a partition was left out of fetches, more than kafka.max_partition_fetch_bytes "
-            "waiting for the learner",
+            "times a partition was left out of fetches, twice kafka.max_partition_fetch_bytes waiting for the learner",
             registry=r,
         )
         self.lag = Gauge("dustonline_lag_events", "pages events not yet learned", ["partition"], registry=r)

@@ -33,6 +33,13 @@ class FaustTableBackend(_Backend):
         self._overlay: dict[bytes, bytes | None] = {}
         self._sorted: list[bytes] | None = None
         self._batch = self._new_batch()  # the overlay's writes, in order, for ``commit``
+        from rocksdict import WriteOptions
+
+        # No WAL: the local store only lives as long as the process (app.py empties it at
+        # every start; the changelog is the truth), so a log to recover it from is waste
+        self._write_options = WriteOptions()
+        # rocksdict.pyi declares disable_wal a method; it is a settable property (0.3.29)
+        self._write_options.disable_wal = True
 
     @staticmethod
     def _new_batch():
@@ -134,7 +141,7 @@ class FaustTableBackend(_Backend):
         ov[OFFSET_KEY] = offset = str(source_offset).encode()
         wb, self._batch = self._batch, self._new_batch()
         wb.put(OFFSET_KEY, offset)
-        self.db.write(wb)
+        self.db.write(wb, self._write_options)
         records = list(ov.items())
         self._overlay = {}
         self._sorted = None
