@@ -615,3 +615,14 @@ def test_path_edits_transfer_by_their_literal():
             by_edit[r.normalize] |= set(r.hosts)
     assert "d.com" in by_edit["last-segment:default.aspx"], hosts
     assert "last-segment:home.php" not in by_edit
+
+
+def test_a_last_segment_with_escapes_is_learned_as_path_edits_compare_it():
+    """``/p/1/d%c3%a9faut.html`` ~ ``/p/1/``: the literal is written as light normalization
+    writes escapes, or no URL would ever match it."""
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_forms("a.com", "/p/{}/", "/p/{}/d%c3%a9faut.html", 3, t))
+    assert "last-segment:d%C3%A9faut.html" in edit_rules(lrn)
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/q/d%c3%a9faut.html") == rs.canonicalize("http://a.com/q/")

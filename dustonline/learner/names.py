@@ -34,7 +34,7 @@ from ..rules.params import (
     query_pairs,
     to_https,
 )
-from ..rules.urls import split_authority
+from ..rules.urls import escapes_normalized, split_authority
 
 SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
 HOST = "=host"  # the host as a name (observed)
@@ -74,7 +74,9 @@ def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, st
             end = j
     path = rest[:end]
     cut = path.rfind("/")
-    where, seg = site + "\x00" + path[: max(cut, 0)], path[cut + 1 :]
+    # the segment as path edits compare it (its %-escapes as light normalization writes
+    # them), so a learned last-segment literal is one that can match
+    where, seg = site + "\x00" + path[: max(cut, 0)], escapes_normalized(path[cut + 1 :])
     address = site + "\x00" + path.rstrip("/")
     scheme = scheme_of(url)
     if scheme is None:
