@@ -567,6 +567,7 @@ def two_forms(host: str, a: str, b: str, pages: int, t: Clock, offset: int = 0):
         ("/p/{}/", "/p/{}/index.html", "last-segment:index.html"),
         ("/p/{}", "/p/{}?", "empty-query"),
         ("/Docs/P{}.aspx", "/docs/p{}.aspx", "lowercase-path"),
+        ("/docs/p.aspx?ID={}", "/docs/p.aspx?id={}", "lowercase-query-names"),
     ],
 )
 def test_a_path_edit_is_learned_from_min_freq_clusters_and_applies_to_new_paths(a, b, edit):
@@ -599,6 +600,31 @@ def test_a_case_sensitive_site_never_gets_its_path_lowered():
     assert "lowercase-path" not in edit_rules(lrn)
     rs = lrn.ruleset()
     assert rs.canonicalize("http://a.com/v/AbC") != rs.canonicalize("http://a.com/v/abc")
+
+
+def test_query_names_are_lowered_on_less_evidence_where_path_case_is_proven():
+    """Letter case is one transfer class: sites that ignore it in paths let a new site
+    lower its query names on one cluster of its own, unless a case twin vetoes it."""
+    t = Clock()
+    lrn = learner()
+    for host in ("a.com", "b.org", "c.net"):
+        learn(lrn, two_forms(host, "/Docs/P{}.aspx", "/docs/p{}.aspx", 3, t))
+    learn(lrn, two_forms("d.com", "/p.aspx?ArticleId={}", "/p.aspx?articleid={}", 1, t))
+    learn(lrn, two_forms("f.com", "/p.aspx?ArticleId={}", "/p.aspx?articleId={}", 1, t))
+    twins = [page("e.com", "/v?Id=1", "one video", t), page("e.com", "/v?id=1", "another", t)]
+    learn(lrn, twins + two_forms("e.com", "/p.aspx?ArticleId={}", "/p.aspx?articleid={}", 1, t))
+    lowered = sorted(h for r in lrn.rules() if r.normalize == "lowercase-query-names" for h in r.hosts)
+    assert lowered == ["d.com", "f.com"]
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://d.com/p.aspx?ArticleId=77") == rs.canonicalize("http://d.com/p.aspx?articleid=77")
+    assert rs.canonicalize("http://e.com/v?Id=1") != rs.canonicalize("http://e.com/v?id=1")
+
+
+def test_query_names_need_their_own_evidence_without_proven_path_case():
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_forms("d.com", "/p.aspx?ArticleId={}", "/p.aspx?articleid={}", 1, t))
+    assert "lowercase-query-names" not in edit_rules(lrn)
 
 
 def test_path_edits_transfer_by_their_literal():

@@ -47,6 +47,27 @@ def test_lowercase_path(url, out):
     assert apply_edits(url, CASE) == out
 
 
+@pytest.mark.parametrize(
+    "url,out",
+    [
+        ("http://X.com/A?ID=B&Sort=Up#F", "http://X.com/A?id=B&sort=Up#F"),  # names only
+        ("http://x.com/a?A&B=&=C", "http://x.com/a?a&b=&=C"),  # bare parts and empty names
+        ("http://x.com/a?ÉTÉ=1", "http://x.com/a?ÉtÉ=1"),  # ASCII letters only
+        ("http://x.com/A?", "http://x.com/A?"),
+        ("http://x.com/A#Q=B", "http://x.com/A#Q=B"),  # no query: the fragment is not one
+        ("http://x.com/a?X=Y=Z", "http://x.com/a?x=Y=Z"),  # the name ends at the first "="
+    ],
+)
+def test_lowercase_query_names(url, out):
+    assert apply_edits(url, {"lowercase-query-names"}) == out
+
+
+def test_lowercase_path_and_names_together():
+    both = {"lowercase-path", "lowercase-query-names", "empty-query", "last-segment:default.aspx"}
+    assert apply_edits("http://x.com/A/Default.aspx?ArticleId=9", both) == "http://x.com/a/?articleid=9"
+    assert applied_edits("http://x.com/A/?Q=1", both) == ["lowercase-path", "lowercase-query-names"]
+
+
 def test_edits_apply_in_one_documented_order():
     assert applied_edits("http://x.com/a/index.html?", ALL) == [
         "empty-query",
@@ -62,6 +83,7 @@ def test_edits_apply_in_one_documented_order():
     [
         ("trailing-slash", True),
         ("lowercase-path", True),
+        ("lowercase-query-names", True),
         ("empty-query", True),
         ("last-segment:default.aspx", True),
         ("last-segment:", False),

@@ -7,14 +7,15 @@ A name is a hypothesis "the page does not depend on this", about one site:
 - a pair of hosts of the site (``PAIR`` + the two hosts): one moves to the other
   (``Rule.canonical_host``);
 - a path edit: the trailing slash (``SLASH``), an empty query (``EMPTYQ``), a last
-  segment such as ``index.html`` (``LASTP`` + it), the path's letter case (``CASE``)
-  (``Rule.normalize``).
+  segment such as ``index.html`` (``LASTP`` + it), the path's letter case (``CASE``),
+  the query names' letter case (``QCASE``) (``Rule.normalize``).
 
 Most are evidence when they vary between URLs of one address (site and path) of a
 dup-cluster: present and absent, or two values. Some every URL has, and two values are
 the evidence: the scheme, the host, the trailing slash; and two observed under another
 address than the URL's own: the last segment under the path before it (``/a/`` and
-``/a/index.html``), the path under its lowered form (``/A`` and ``/a``).
+``/a/index.html``), the path under its lowered form (``/A`` and ``/a``), the query's
+names under their lowered form (``?ID=1`` and ``?id=1``).
 
 A name transfers across sites by its transfer class: itself (names compared exactly, so
 ``sid`` says nothing about ``id``), the ``www.`` toggle for every pair (x, www.x), and
@@ -27,6 +28,7 @@ from ..rules.params import (
     BARE,
     EMPTY_QUERY,
     LAST_SEGMENT,
+    LOWERCASE_NAMES,
     LOWERCASE_PATH,
     TRAILING_SLASH,
     apply_edits,
@@ -45,10 +47,12 @@ EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
 LAST = "=last"  # the last path segment, observed under the path before it
 LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
 CASE = "=case"  # the path's letter case, observed under the lowered path
+QCASE = "=qcase"  # the query names' letter case, observed under the lowered path and names
 EDITS = {
     SLASH: TRAILING_SLASH,
     EMPTYQ: EMPTY_QUERY,
     CASE: LOWERCASE_PATH,
+    QCASE: LOWERCASE_NAMES,
 }  # names of path edits -> the edit (and LASTP)
 
 
@@ -59,13 +63,14 @@ def edit_of(name: str) -> str | None:
     return EDITS.get(name)
 
 
-def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, str]], str, str]:
+def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, str]], str, str, str]:
     """What a URL shows, parsed once: its address (``site NUL`` the path without trailing
     slashes: what two URLs must share for a name's variation between them to count), its
     (name, value) pairs (the query's, and the scheme, the host, the trailing slash and an
     empty query as more), and where its last segment is observed (``site NUL`` the path
     before its last ``/``) with that segment: ``/a/`` and ``/a/index.html`` share the
-    first, their segments are "" and "index.html"."""
+    first, their segments are "" and "index.html"; and its query's names, joined by
+    ``&`` ("" without any)."""
     _, _, rest = split_authority(url)
     end = len(rest)
     for ch in "?#":
@@ -78,15 +83,17 @@ def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, st
     # them), so a learned last-segment literal is one that can match
     where, seg = site + "\x00" + path[: max(cut, 0)], escapes_normalized(path[cut + 1 :])
     address = site + "\x00" + path.rstrip("/")
+    query = query_pairs(url)
+    names = "&".join(n for n, _ in query)
     scheme = scheme_of(url)
     if scheme is None:
-        return address, query_pairs(url), where, seg
+        return address, query, where, seg, names
     p, q, after = rest.partition("?")
     p = p.partition("#")[0]
     pairs = [(SCHEME, scheme), (HOST, host), (SLASH, "1" if len(p) > 1 and p.endswith("/") else "0")]
     if q and not after.partition("#")[0]:
         pairs.append((EMPTYQ, "1"))
-    return address, pairs + query_pairs(url), where, seg
+    return address, pairs + query, where, seg, names
 
 
 def pair_name(a: str, b: str) -> str:
@@ -128,8 +135,12 @@ def token_shape(values) -> str:
 
 
 def transfer_class(name: str) -> str:
-    """What other sites' evidence about ``name`` says something about: the name itself, or
-    for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business)."""
+    """What other sites' evidence about ``name`` says something about: the name itself;
+    for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business);
+    for the query names' case, the path's (letter case is one thing a server ignores or
+    not: IIS with ASP.NET ignores both, and a site's own case twins still veto each)."""
+    if name == QCASE:
+        return CASE
     if name.startswith(PAIR):
         a, b = pair_hosts(name)
         if b == "www." + a or a == "www." + b:

@@ -95,6 +95,7 @@ def to_host(url: str, host: str) -> str:
 
 TRAILING_SLASH, EMPTY_QUERY, LAST_SEGMENT = "trailing-slash", "empty-query", "last-segment:"
 LOWERCASE_PATH = "lowercase-path"
+LOWERCASE_NAMES = "lowercase-query-names"
 _UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -118,7 +119,7 @@ def _path_span(url: str) -> tuple[int, int]:
 
 def check_edit(edit: str) -> bool:
     """Is ``edit`` a path edit of the format (``Rule.normalize``)?"""
-    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH):
+    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES):
         return True
     seg = edit[len(LAST_SEGMENT) :] if edit.startswith(LAST_SEGMENT) else ""
     return bool(seg) and not any(ch in seg for ch in "/?#")
@@ -129,6 +130,8 @@ def _edit_once(url: str, edit: str) -> str:
     if edit == LOWERCASE_PATH:
         start, end = _path_span(url)
         return url[:start] + url[start:end].translate(_UPPER) + url[end:]
+    if edit == LOWERCASE_NAMES:
+        return _lower_names(url)
     if edit == EMPTY_QUERY:
         span = _query(url)
         if span is not None and span[1] == span[0] + 1:
@@ -147,17 +150,39 @@ def _edit_once(url: str, edit: str) -> str:
     return url[:start] + path + url[end:]
 
 
+def _lower_names(url: str) -> str:
+    """The ASCII letters of each query part's name lowered (the query split as
+    ``drop_params`` splits it); values untouched."""
+    span = _query(url)
+    if span is None:
+        return url
+    q, end = span
+    parts = url[q + 1 : end].split("&")
+    lowered = []
+    for p in parts:
+        name, eq, value = p.partition("=")
+        lowered.append(name.translate(_UPPER) + eq + value)
+    return url[: q + 1] + "&".join(lowered) + url[end:]
+
+
 def _order(edits: Collection[str]) -> list[str]:
     """The steps of ``apply_edits``: the trailing slashes go before the last segment is
     compared and again after it is removed, so ``/a/index.html/`` becomes ``/a``."""
     lasts = sorted(e for e in edits if e.startswith(LAST_SEGMENT))
     slash = [TRAILING_SLASH] if TRAILING_SLASH in edits else []
-    return [e for e in (LOWERCASE_PATH, EMPTY_QUERY) if e in edits] + slash + lasts + (slash if lasts else [])
+    return (
+        [e for e in (LOWERCASE_PATH, LOWERCASE_NAMES, EMPTY_QUERY) if e in edits]
+        + slash
+        + lasts
+        + (slash if lasts else [])
+    )
 
 
 def apply_edits(url: str, edits: Collection[str]) -> str:
     """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: the
-    path's ASCII letters are lowered (a server that ignores case); an empty query (``?``
+    path's ASCII letters are lowered (a server that ignores case); the ASCII letters of
+    each query parameter's name are lowered (an application that ignores their case:
+    ASP.NET's query strings), values untouched; an empty query (``?``
     then nothing, or ``#``) loses its ``?``; a path other than ``/`` loses its trailing
     slashes; a last path segment equal to a ``last-segment:`` literal, once its
     %-escapes are written as light normalization writes them, is removed, the ``/``
