@@ -652,3 +652,22 @@ def test_a_last_segment_with_escapes_is_learned_as_path_edits_compare_it():
     assert "last-segment:d%C3%A9faut.html" in edit_rules(lrn)
     rs = lrn.ruleset()
     assert rs.canonicalize("http://a.com/q/d%c3%a9faut.html") == rs.canonicalize("http://a.com/q/")
+
+
+def test_a_moved_hosts_path_edit_holds_on_the_host_it_moves_to():
+    """RuleSet applies the target's rules to moved URLs: an edit learned on the moved
+    host must hold on its target too, or its URLs keep what the edit removes."""
+    t = Clock()
+    lrn = learner()
+    learn(lrn, two_forms("x.com", "/p/{}/", "/p/{}/index.html", 3, t))
+    learn(lrn, [page("www.x.com", f"/other/{i}", "", t) for i in range(20)])  # the larger host
+    pairs = []
+    for i in range(3):
+        a = page("x.com", f"/q/{i}", "", t)
+        pairs += [a, FetchEvent(url=f"http://www.x.com/q/{i}", ts=t(), digest=a.digest)]
+    learn(lrn, pairs)
+    moves = {h: r.canonical_host for r in lrn.rules() if r.canonical_host for h in r.hosts}
+    assert moves == {"x.com": "www.x.com"}
+    assert "www.x.com" in {h for r in lrn.rules() if r.normalize == "last-segment:index.html" for h in r.hosts}
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://x.com/s/9/index.html") == rs.canonicalize("http://www.x.com/s/9/")

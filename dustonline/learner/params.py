@@ -305,6 +305,17 @@ class ParamRules:
         self._publish(site, name, ev, ACTIVE)
         self.ev[site + "\x00" + name] = ev  # stored before the name may wake other sites
         self._stats(name, ev, +1, 0)
+        self._carry(site, name, ev.hosts)
+
+    def _carry(self, site: str, name: str, hosts: list[str]) -> None:
+        """A name dropped on a host that moves holds on the host it moves to as well:
+        RuleSet applies the target's rules to moved URLs, so without this the moved
+        host's own would never apply (``/a/index.html`` on ``x.com`` moved to
+        ``www.x.com`` keeps its ``index.html``)."""
+        for h in list(hosts):
+            target = self.moves.get(h)
+            if target:
+                self._scope(site, name, target)
 
     def _scope(self, site: str, name: str, host: str, ev: ParamEv | None = None) -> None:
         """``name`` varied on another host of the site: an active rule extends to it if
@@ -321,8 +332,10 @@ class ParamRules:
         if self._collision_free(host, self._dropped(host) + [name]):
             self._set_drops(host, self._dropped(host) + [name])
             self._publish(site, name, ev, ACTIVE)
-        else:
-            self._veto(site, name, ev)
+            self.ev[key] = ev
+            self._carry(site, name, [host])
+            return
+        self._veto(site, name, ev)
         self.ev[key] = ev
 
     def _activate_pair(self, site: str, name: str, ev: ParamEv) -> None:
@@ -344,6 +357,9 @@ class ParamRules:
         self._publish(site, name, ev, ACTIVE)
         self.ev[site + "\x00" + name] = ev  # stored before the class may wake other sites
         self._stats(name, ev, +1, 0)
+        for dropped in self._dropped(moved):
+            if self.ev.get(site + "\x00" + dropped) is not None:
+                self._carry(site, dropped, [moved])
 
     def _veto(self, site: str, name: str, ev: ParamEv) -> None:
         if ev.status == ACTIVE:
