@@ -394,6 +394,22 @@ def test_the_fingerprinter_keys_aliases_alike_and_falls_back_where_the_url_is_no
     assert stats["dustonline/requests/fallback"] == 4 and stats["dustonline/requests/rewritten"] >= 1
 
 
+def test_a_redirects_target_keyed_as_its_source_is_not_its_duplicate(rules_file):
+    """The rules learn from redirects, so a 301's source and target share a key; the
+    source's request registered it, and the target still has the page to fetch. A
+    target keyed otherwise, and a later link to the page, are keyed as usual."""
+    from scrapy import Request
+
+    crawler = _crawler({"ADDONS": {"dustonline.scrapy.Addon": 500}, "DUSTONLINE_RULES": str(rules_file)})
+    fp = crawler.request_fingerprinter.fingerprint
+    source, target = "http://example.com/p/1?sessionid=9f3a", "http://www.example.com/p/1"
+    followed = Request(target, meta={"redirect_urls": [source]})
+    assert fp(followed) != fp(Request(source)) == fp(Request(target))
+    elsewhere = Request("http://example.com/p/2", meta={"redirect_urls": [source]})
+    assert fp(elsewhere) == fp(Request("http://example.com/p/2"))
+    assert crawler.stats.get_value("dustonline/requests/followed") == 1
+
+
 def test_the_addon_keeps_the_projects_own_fingerprinter_and_dupe_filter(rules_file):
     """A fingerprinter set before becomes the fallback (its fingerprints of the keys); a
     dupe filter set in the project's settings outranks the add-on's."""

@@ -10,6 +10,7 @@ fallback merges (query order, fragments) stays merged: the add-on only ever merg
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -83,6 +84,15 @@ class DustFingerprinter:
             return None
         return self.rules.canonicalize(request.url)
 
+    def _followed(self, request: Request, key: str) -> bool:
+        """Is this the target of a redirect whose source has the same key? The rules
+        learn from redirects, so they key both alike; the source was let through and
+        the page is still to be fetched: the key already seen must not drop it."""
+        sources = request.meta.get("redirect_urls")
+        if not sources:
+            return False
+        return self.rules.canonicalize(sources[-1]) == key
+
     def fingerprint(self, request: Request) -> bytes:
         fp = self._cache.get(request)
         if fp is None:
@@ -94,6 +104,9 @@ class DustFingerprinter:
         if key is None:
             self._inc("dustonline/requests/fallback")
             return self.fallback.fingerprint(request)
+        if self._followed(request, key):
+            self._inc("dustonline/requests/followed")
+            return hashlib.sha1(b"dustonline:followed\x00" + self.fallback.fingerprint(request)).digest()
         self._inc("dustonline/requests/canonicalized")
         if key == request.url:
             return self.fallback.fingerprint(request)
