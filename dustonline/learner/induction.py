@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import msgspec
 
+from ..rules.urls import host_of
 from ..state.store import Store
-from .align import Consensus
+from .align import Consensus, add_url
 from .generalize import Contribution, Group, contribution
 from .induce import parts_of
 from .kvrules import PREFIX as KV_GROUP
@@ -47,12 +48,14 @@ class Induction:
         generalize: bool,
         dirty_clusters: set[str],
         dirty_groups: set[str],
+        prepare=None,
     ):
         self.groups = store.table("group", type=GroupRec)
         self.clusters = clusters
         self.lifecycle, self.kv = lifecycle, kv
         self.min_freq, self.card_set, self.max_noise, self.generalize = min_freq, card_set, max_noise, generalize
         self.dirty_clusters, self.dirty_groups = dirty_clusters, dirty_groups
+        self.prepare = prepare
         self._render_cache: dict = {}
         self._shapes: dict[str, tuple] = {}
 
@@ -86,10 +89,12 @@ class Induction:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = urls = None
         if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
-            parts = parts_of(unpack(cl.rows), self.max_noise)
-            if parts is not None:
-                new = contribution(parts, cl.hosts, self.generalize)
             urls = [row.replace("\x00", "") for row in cl.rows]  # the sample, unaligned
+            sample = self._prepared(cl, cl.rows, urls)
+            if sample is not None:
+                parts = parts_of(sample[0], self.max_noise)
+                if parts is not None:
+                    new = contribution(parts, sample[1], self.generalize)
         kv = self.kv.cluster(cl, urls)
         old = cl.contrib
         if _same(old, new):
@@ -100,6 +105,25 @@ class Induction:
         if new is not None:
             self.dirty_groups.add(self._group_apply(new, +1))
         return True
+
+    def _prepared(self, cl: ClusterRec, rows: list[str], urls: list[str]) -> tuple[Consensus, list[str]] | None:
+        """The sample as rewrite rules will see it: each URL with its host's host, scheme,
+        parameter and path-edit rules applied (RuleSet applies those first), so a page's
+        alias path teaches the same rule whatever tracking, session or ``www`` variants
+        came with it (evidence per alias, not per combination). None: those rules explain
+        the whole sample."""
+        if self.prepare is None:
+            return unpack(rows), cl.hosts
+        prepared = list(dict.fromkeys(self.prepare(u) for u in urls))
+        if prepared == urls:
+            return unpack(rows), cl.hosts
+        if len(prepared) < 2:
+            return None
+        cons = None
+        for u in prepared:
+            cons = add_url(cons, u)
+        assert cons is not None
+        return cons, list(dict.fromkeys(host_of(u) for u in prepared))
 
     def _shape(self, sid: str, shape) -> tuple:
         """Shapes come back from the store as lists; normalize each once."""

@@ -101,6 +101,7 @@ class OnlineLearner(LearnerBase):
             generalize=L.generalize,
             dirty_clusters=set(m.dirty_clusters),
             dirty_groups=dirty_groups,
+            prepare=self.params.prepared if L.prepared_alignment else None,
         )
 
     # ------------------------------------------------------------------ API

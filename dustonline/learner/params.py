@@ -447,6 +447,16 @@ class ParamRules:
                 self.waiting.pop(wkey)
 
     # ------------------------------------------------------------------ counter-evidence
+    def prepared(self, url: str) -> str:
+        """``url`` as RuleSet hands it to rewrite rules: moved to the host its host moves
+        to, then that host's scheme, parameter and path-edit rules applied."""
+        host = host_of(url)
+        target = self.moves.get(host)
+        if target:
+            url, host = to_host(url, target), target
+        names = self.drops.get(host)
+        return key_of(url, names) if names else url
+
     def _dropped(self, host: str) -> list[str]:
         return list(self.drops.get(host) or ())
 
