@@ -43,9 +43,10 @@ class Learning(_Section):
     max_cluster_urls: int = 1000  # a cluster with more distinct URLs is noise (soft 404, shared image)
     max_noise: float = 0.5  # a consensus with more non-invariant token sets than this share is noise
     generalize: bool = True  # merge same-shape rules across clusters (docs/DESIGN.md §6)
-    # align a cluster's URLs as rewrite rules see them, after the site's host, scheme,
-    # parameter and path-edit rules (evidence per alias); false = raw URLs, as the thesis
-    prepared_alignment: bool = True
+    # learn and validate rewrite rules on URLs as RuleSet hands them over, after the
+    # site's host, scheme, parameter and path-edit rules (evidence per alias, and every
+    # pair a rule would merge counted); false = raw URLs, as the thesis
+    prepared: bool = True
     aligner: str = "dustlin"  # batch learn(): "dustlin" (linear) or "duster" (progressive)
     refresh_every: int = 1000  # events between rule derivations (1 = after every event)
 

@@ -157,7 +157,7 @@ def test_learn_derives_rules_from_the_tail_of_a_short_stream(tmp_path):
     events.write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "c.yaml"
     # raw alignment: after the host rule (www.s.com), the clusters teach no rewrite rule
-    cfg.write_text("learning:\n  min_freq: 3\n  min_supp: 3\n  holdout: 0\n  prepared_alignment: false\n")
+    cfg.write_text("learning:\n  min_freq: 3\n  min_supp: 3\n  holdout: 0\n  prepared: false\n")
     rules = tmp_path / "r.jsonl"
     run("learn", events, "--rules-out", rules, "--config", cfg)
     rewrite = [r for r in read_rules(rules) if r.context]  # the host rule (www.s.com) needs no derivation

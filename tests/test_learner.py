@@ -44,7 +44,7 @@ def site_stream(host="s.com", pages=80, start=1.7e9, seed=1, step=60.0):
 # name rules (the default), those families need no rewrite rule at all, so these tests
 # align raw URLs; test_an_alias_path_is_learned_whatever_names_come_with_it and the
 # brute-force count below cover the default.
-CFG = {"learning": {"min_freq": 5, "min_supp": 5, "prepared_alignment": False}}
+CFG = {"learning": {"min_freq": 5, "min_supp": 5, "prepared": False}}
 
 
 def run(events, cfg=CFG, store=None):
@@ -106,7 +106,7 @@ def test_an_alias_path_is_learned_whatever_names_come_with_it(prepared):
     """Evidence per alias: aligned after the site's parameter and host rules, every
     cluster teaches the same ``/threads/N/`` -> ``/showthread.php?t=N``; aligned raw,
     each mix of names is a shape of its own."""
-    cfg = {"learning": {"prepared_alignment": prepared}}
+    cfg = {"learning": {"prepared": prepared}}
     lrn, _ = run(alias_path_stream(), cfg)
     rs = lrn.ruleset()
     new = "http://f.ca/threads/999/?msclkid=77ab", "http://f.ca/showthread.php?t=999"
@@ -120,7 +120,7 @@ def test_online_candidates_equal_batch_dustlin():
     top: DustLin has none. (By default the online learner aligns URLs after those rules,
     so it learns no rewrite rule for what they explain: see the next test.)"""
     events = site_stream() + site_stream("t.org", seed=2)
-    raw = {"learning": {**CFG["learning"], "prepared_alignment": False}}
+    raw = {"learning": {**CFG["learning"], "prepared": False}}
     cfg = config_from_dict(raw)
     online, _ = run(events, raw)
     batch = learn(events, cfg, aligner="dustlin")
@@ -189,7 +189,7 @@ def test_rules_retire_when_their_evidence_leaves_the_window():
 
 def test_rule_retires_when_it_starts_merging_distinct_pages():
     """Concept drift: the site starts serving different content with and without www."""
-    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "holdout": 0, "prepared_alignment": False}}
+    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "holdout": 0, "prepared": False}}
     events = site_stream()
     learner, _ = run(events, cfg)
     www = [r for r in learner.rules() if "www" in r.context]
@@ -283,19 +283,23 @@ def test_validation_counts_equal_brute_force_at_any_refresh_schedule(refresh_eve
     from dustonline.learner.validation import support_counts
 
     events = site_stream(pages=90) + site_stream("t.org", pages=60, seed=4) + alias_path_stream(pages=30)
-    L = {**CFG["learning"], "refresh_every": refresh_every, "prepared_alignment": prepared}
+    L = {**CFG["learning"], "refresh_every": refresh_every, "prepared": prepared}
     learner, _ = run(events, {**CFG, "learning": L})
     cands = learner.candidates()
     assert cands
     stored = [(k.split("\x00", 1)[1], k.split("\x00", 1)[0], v.cluster) for k, v in learner.store.table("url").items()]
+    prep = learner.params.prepared if prepared else (lambda url: url)
+    members = learner.params.members
     for c in cands:
         compiled = learner.book[c["id"]].compiled
+        hosts = set(c["hosts"]) | {m for h in c["hosts"] for m in members.get(h, ())} if prepared else set(c["hosts"])
+        # as RuleSet reads a URL: prepared by the site's names, else as given
         forms = [
             (f, cid)
             for url, host, cid in stored
-            if host in c["hosts"]
+            if host in hosts
             and validates(cid, learner.cfg.learning.holdout)
-            and (f := compiled.apply(url)) is not None
+            and (f := compiled.apply(prep(url)) or compiled.apply(url)) is not None
         ]
         assert (c["nsupp"], c["nci"]) == support_counts(forms), c["context"]
 
@@ -354,7 +358,7 @@ def test_recovery_through_window_evictions_equals_an_uninterrupted_run(tmp_path,
 
 # rules derived along the way; raw alignment, so that the print version is a rewrite
 # rule's business too (aligned after the names, ``print`` alone explains it)
-TCFG = {"learning": {"min_freq": 5, "min_supp": 5, "refresh_every": 10, "prepared_alignment": False}}
+TCFG = {"learning": {"min_freq": 5, "min_supp": 5, "refresh_every": 10, "prepared": False}}
 
 
 def targets_stream(host="www.s.com", t0=1.7e9):

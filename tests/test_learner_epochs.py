@@ -13,7 +13,7 @@ def test_candidate_learned_again_does_not_read_its_old_counts():
             t += 60
             evs.append(FetchEvent(url=u, ts=t, digest=f"sha1:P{i}"))
     # raw alignment: after the host rule (www), these clusters would teach no rewrite rule
-    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "prepared_alignment": False}}
+    cfg = {"learning": {"min_freq": 5, "min_supp": 5, "prepared": False}}
     learner = OnlineLearner(config_from_dict(cfg))
     learner.learn_many(evs)
     rec = next(c for c in learner.candidates() if c["status"] == "active")

@@ -61,7 +61,7 @@ def test_sites_under_a_private_suffix_are_sites_of_their_own():
 
 # a rewrite rule shared by sites of two partitions: the generator's shared shapes are
 # www and session ids, which aligned after the names (the default) need no rewrite rule
-CFG = {"learning": {"min_freq": 3, "min_supp": 3, "holdout": 0.33, "prepared_alignment": False}}
+CFG = {"learning": {"min_freq": 3, "min_supp": 3, "holdout": 0.33, "prepared": False}}
 
 
 @pytest.fixture(scope="module")

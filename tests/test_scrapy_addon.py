@@ -319,7 +319,9 @@ def test_the_addon_follows_the_rules_topic(site, learned, with_rules, kafka_brok
     live = crawl(site, tmp_path / "topic", ADDON, "DUSTONLINE_RULES_TOPIC=True", f"DUSTONLINE_CONFIG={config}")
     assert live.stats["dustonline/rules_loaded"] == len(rules.read_text().splitlines())
     assert live.contents == expected_contents()
-    assert live.fetches == with_rules.fetches < base.fetches
+    # not fetch for fetch: a redirect costs one fetch more when its source comes before a
+    # direct link to its target, and that order is the concurrent crawl's
+    assert live.fetches < base.fetches and abs(live.fetches - with_rules.fetches) <= len(PRODUCTS)
 
 
 # ------------------------------------------------------------------ in process (no reactor)

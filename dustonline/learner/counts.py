@@ -5,6 +5,8 @@ cluster; a URL leaving subtracts the same."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..rules.pattern import admitted
 from ..state.store import Store
 from .candidates import Cand, CandidateBook
@@ -23,6 +25,22 @@ class ValidationCounts:
         self.book = book
         self.host_urls = host_urls
         self.min_freq, self.min_supp, self.fpr_max = min_freq, min_supp, fpr_max
+        # URLs as RuleSet hands them to rewrite rules (params.py: moved, names applied),
+        # and the hosts whose URLs move to a host; unset: raw URLs, each on its own host
+        self.prepare: Callable[[str], str] | None = None
+        self.members: Callable[[str], list[str]] = lambda host: []
+
+    def hosts_of(self, hosts) -> list[str]:
+        """The hosts whose URLs a rule of ``hosts`` counts: those, and the hosts that move
+        to them (RuleSet applies a target's rules to the URLs moved to it)."""
+        out = list(dict.fromkeys(hosts))
+        seen = set(out)
+        for h in list(out):
+            for m in self.members(h):
+                if m not in seen:
+                    seen.add(m)
+                    out.append(m)
+        return out
 
     def valid(self, rec: CandRec) -> bool:
         nsupp = rec.nsupp
@@ -38,17 +56,23 @@ class ValidationCounts:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
         a candidate appeared, changed, or gained or lost hosts."""
         cand = self.book[rid]
-        count = self.count_one
-        for h in hosts:
+        count, prepare = self.count_one, self.prepare
+        for h in self.hosts_of(hosts):
             for url, cid in self.host_urls.of(h).items():
-                count(cand, url, cid, delta)
+                count(cand, url, cid, delta, prepare(url) if prepare else url)
         self.book.save(cand.rec)
 
-    def count_one(self, cand: Cand, url: str, cid: str, delta: int) -> bool:
-        """One URL in or out of a rule's counts: a form going n -> n+1 adds n pairs."""
-        form = cand.compiled.apply(url)
+    def count_one(self, cand: Cand, url: str, cid: str, delta: int, prepared: str | None = None) -> bool:
+        """One URL in or out of a rule's counts: a form going n -> n+1 adds n pairs. The
+        rule reads the URL as RuleSet hands it over (``prepared``), or else as given (a
+        rule learned with a parameter in its context: RuleSet's fallback)."""
+        form = cand.compiled.apply(url if prepared is None else prepared)
         if form is None:
-            return False
+            if prepared is None or prepared == url:
+                return False
+            form = cand.compiled.apply(url)
+            if form is None:
+                return False
         rec = cand.rec
         if _malformed(form, url):
             rec.malformed += delta

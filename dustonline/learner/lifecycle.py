@@ -138,12 +138,26 @@ class Lifecycle:
         if was_active:
             self.recheck_redundant(rec.hosts)
 
-    def count_url(self, url: str, host: str, cid: str, delta: int) -> None:
-        """A validation URL came (+1) or went (-1): every candidate of its host counts it."""
+    def count_url(self, url: str, host: str, cid: str, delta: int, target: str | None = None) -> None:
+        """A validation URL came (+1) or went (-1): every candidate of its host counts it,
+        and those of the host it moves to (``target``)."""
         book, count = self.book, self.counts.count_one
-        for rid in list(book.on(host)):
-            if count(book[rid], url, cid, delta):
+        prepare = self.counts.prepare
+        prepared = prepare(url) if prepare else url
+        rids = book.on(host) if not target else sorted(set(book.on(host)) | set(book.on(target)))
+        for rid in list(rids):
+            if count(book[rid], url, cid, delta, prepared):
                 self.evaluate(rid)
+
+    def recount(self, hosts) -> None:
+        """The URLs of ``hosts`` read otherwise now (their names changed, or a move): each
+        candidate counting them is counted again from its stored URLs."""
+        book, counts = self.book, self.counts
+        for rid in sorted({rid for h in hosts for rid in book.on(h)}):
+            rec = book[rid].rec
+            counts.reset(rec)
+            counts.backfill(rid, rec.hosts)
+            self.evaluate(rid)
 
     # ------------------------------------------------------------------ status
     def evaluate(self, rid: str, changed: bool = False, moved: list[str] | None = None) -> None:

@@ -86,6 +86,9 @@ class OnlineLearner(LearnerBase):
         )
         self.retargeter = Retargeter(self.book, self.host_urls, self.marks, self.lifecycle)
         self.params = ParamRules(s, self.host_urls, self.changes, self.clock, L.min_freq, L.card_set)
+        if L.prepared:  # rewrite rules are validated on URLs as RuleSet hands them over
+            self.counts.prepare = self.params.prepared
+            self.counts.members = lambda host: self.params.members.get(host) or []
         dirty_groups = set(m.dirty_groups)
         self.kv = KVRules(
             s, self.book, self.lifecycle, self.counts, dirty_groups, card_set=L.card_set, min_freq=L.min_freq
@@ -101,7 +104,7 @@ class OnlineLearner(LearnerBase):
             generalize=L.generalize,
             dirty_clusters=set(m.dirty_clusters),
             dirty_groups=dirty_groups,
-            prepare=self.params.prepared if L.prepared_alignment else None,
+            prepare=self.params.prepared if L.prepared else None,
         )
 
     # ------------------------------------------------------------------ API
@@ -123,9 +126,27 @@ class OnlineLearner(LearnerBase):
                 self._redirect(src, dst, ev.ts)
         if self.clock.now >= self.next_sweep:
             self._sweep()
+        self._recount()
         if st.events % self.cfg.learning.refresh_every == 0:
             self._derive()
         return self._take()
+
+    def _recount(self) -> None:
+        """Hosts whose names or moves changed during this event: the rewrite rules that
+        count their URLs count them again, as RuleSet now hands them over."""
+        renamed = self.params.renamed
+        if not renamed or self.counts.prepare is None:
+            renamed.clear()
+            return
+        moves, members = self.params.moves, self.params.members
+        hosts: set[str] = set()
+        for h in renamed:
+            hosts.add(h)
+            if moves.get(h):
+                hosts.add(moves[h])
+            hosts.update(members.get(h) or ())
+        renamed.clear()
+        self.lifecycle.recount(sorted(hosts))
 
     def flush(self) -> list[Rule]:
         """Derive rules from everything learned so far; returns the rule changes.
@@ -140,6 +161,7 @@ class OnlineLearner(LearnerBase):
     def sweep(self) -> list[Rule]:
         """Evict what left the window now (``learn_one`` does this on schedule)."""
         self._sweep()
+        self._recount()
         return self._take()
 
     def _take(self) -> list[Rule]:
@@ -297,7 +319,8 @@ class OnlineLearner(LearnerBase):
 
     def _count_url(self, url: str, host: str, cid: str, delta: int) -> None:
         self.kv.count_url(host, url, delta)
-        self.lifecycle.count_url(url, host, cid, delta)
+        target = self.params.moves.get(host) if self.counts.prepare is not None else None
+        self.lifecycle.count_url(url, host, cid, delta, target)
         self.params.count_url(url, host, cid, delta)
 
     # ------------------------------------------------------------------ rolling window

@@ -131,6 +131,9 @@ class ParamRules:
         self.clock = clock
         self.min_freq = min_freq
         self.card_set = card_set
+        # hosts whose URLs read otherwise since last taken (names or moves changed):
+        # the rewrite rules' validation counts them again (online.py)
+        self.renamed: set[str] = set()
 
     # ------------------------------------------------------------------ evidence
     def observe(self, url: str, host: str, cid: str, cluster_n: int, noise: bool, before: str | None) -> None:
@@ -351,6 +354,7 @@ class ParamRules:
             self._veto(site, name, ev)
             return
         self.moves[moved] = self._moves_t[moved] = target
+        self.renamed.update((moved, target))
         self.members[target] = sorted(members + [moved])  # the order a restart rebuilds
         self._forget_index(target)
         ev.hosts, ev.target = [moved], target
@@ -372,6 +376,8 @@ class ParamRules:
     def _retire(self, site: str, name: str, ev: ParamEv, status: str) -> None:
         self._stats(name, ev, -1, 0)
         if name.startswith(PAIR):
+            self.renamed.update(ev.hosts)
+            self.renamed.add(ev.target)
             for h in ev.hosts:
                 self.moves.pop(h, None)
                 self._moves_t.pop(h)
@@ -481,6 +487,7 @@ class ParamRules:
     def _set_drops(self, host: str, names: list[str]) -> None:
         """The host's dropped names; its key index is rebuilt under them when next needed."""
         self._forget_index(host)
+        self.renamed.add(host)
         if names:
             self.drops[host] = names
         else:
