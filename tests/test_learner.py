@@ -114,6 +114,30 @@ def test_an_alias_path_is_learned_whatever_names_come_with_it(prepared):
     assert rs.canonicalize("http://f.ca/showthread.php?t=999&page=2") != rs.canonicalize(new[1])
 
 
+def test_clusters_teach_again_when_their_sites_names_are_learned_later():
+    """Four threads first, each alias with its own mix of names: nothing a rule can be
+    learned from yet. Then other pages show the site ignores those names: the threads'
+    clusters are derived again from their URLs as now prepared, and the alias path is
+    learned without one more thread."""
+    rnd = random.Random(5)
+    evs, t = [], 1.7e9
+    mixes = ["?msclkid={c}", "?utm_source=feed", "?utm_source=feed&msclkid={c}", "?msclkid={c}&utm_source=mail"]
+    for i, mix in enumerate(mixes):
+        alias = f"http://f.ca/threads/{i}/" + mix.format(c=f"{rnd.getrandbits(64):x}")
+        for u in (f"http://f.ca/showthread.php?t={i}", alias):
+            t += 60
+            evs.append(FetchEvent(url=u, ts=t, digest=digest(f"thread{i}")))
+    for j in range(4):
+        for q in ("", f"?msclkid={rnd.getrandbits(64):x}", "?utm_source=feed"):
+            t += 60
+            evs.append(FetchEvent(url=f"http://f.ca/page/{j}{q}", ts=t, digest=digest(f"page{j}")))
+    lrn = OnlineLearner(config_from_dict({"learning": {"refresh_every": 1}}))
+    lrn.learn_many(evs)
+    lrn.flush()
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://f.ca/threads/77/?msclkid=1") == rs.canonicalize("http://f.ca/showthread.php?t=77")
+
+
 def test_online_candidates_equal_batch_dustlin():
     """Same stream, same config, no eviction: DustLin's candidate rules, learned online.
     The online learner's parameter, host and path-edit rules (learner/params.py) come on

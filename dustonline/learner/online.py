@@ -147,6 +147,10 @@ class OnlineLearner(LearnerBase):
             hosts.update(members.get(h) or ())
         renamed.clear()
         self.lifecycle.recount(sorted(hosts))
+        # and what their clusters teach is derived again from their URLs as now prepared
+        dirty = self.induction.dirty_clusters
+        for h in hosts:
+            dirty.update(self.host_urls.of(h).values())
 
     def flush(self) -> list[Rule]:
         """Derive rules from everything learned so far; returns the rule changes.
