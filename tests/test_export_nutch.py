@@ -157,7 +157,10 @@ def test_rules_learned_on_the_sample_through_stormcrawler(learned, tmp_path):
         else "rewrite"
         for r in rules
     )
-    assert kinds["rewrite"] >= 30 and kinds["param"] >= 5 and kinds["scheme"] >= 1, kinds
+    # every kind, rewrite rules among them (14 on the sample since they are learned after
+    # the names: what names explain needs none)
+    assert kinds["rewrite"] >= 10 and kinds["param"] >= 5 and kinds["scheme"] >= 1, kinds
+    assert kinds["host"] >= 1 and kinds["edit"] >= 1, kinds
     with gzip.open(SAMPLE, "rt") as fh:
         seen = sorted({json.loads(line)["url"] for line in fh})
     names = sorted({str(r.drop_param) for r in rules if r.drop_param})
