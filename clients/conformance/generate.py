@@ -613,6 +613,7 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
         "path-edits",
         "a path edit (normalize) applies on its hosts after the scheme and parameter rules and "
         "before rewrite rules, in one order: lowercase-path (ASCII letters of the path), "
+        "lowercase-query-names (ASCII letters of each query part's name, values untouched), "
         "empty-query, last-segment:<literal> (byte for byte, the / before it kept), "
         "trailing-slash (not the root's); a rewrite that matches only the URL as given still "
         "decides; the key's own host's edits apply to a rewrite's output; the path ends at the "
@@ -629,6 +630,10 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             R("e-pct", ["ls.com"], normalize="last-segment:%C3%A9.html"),
             R("e-lp", ["lp.com"], normalize="lowercase-path"),
             R("r-lp", ["lp.com"], r"^http\:\/\/lp\.com\/x\/a\%2F([0-9]+)$", "http://lp.com/y/$1"),
+            R("e-qn", ["qn.com"], normalize="lowercase-query-names"),
+            R("e-qn-eq", ["qn.com"], normalize="empty-query"),
+            R("p-qn", ["qn.com"], drop_param="SID"),
+            R("r-qn", ["qn.com"], r"^http\:\/\/qn\.com\/P\?id\=([0-9]+)$", "http://qn.com/p/$1"),
             # all four on one host: their order; an upper-case literal never meets a lowered path
             R("a-slash", ["all.com"], normalize="trailing-slash", support=40),
             R("a-index", ["all.com"], normalize="last-segment:index.html", support=30),
@@ -716,6 +721,21 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://lp.com/x/a%2F7",
             "http://lp.com",
             "http://LP.COM/A",
+            # lowercase-query-names: the names of the query's parts, after the parameter rules
+            "http://qn.com/A?ID=B&Sort=Up#F=G",
+            "http://qn.com/a?A&B=&=C",
+            "http://qn.com/a?X=Y=Z&&Q",
+            "http://qn.com/a?\u00c9T\u00c9=1&\u0130D=2&\u212a=3",
+            "http://qn.com/a?%41B=1&A%2FB=2",
+            "http://qn.com/a?SID=1&Q=2",
+            "http://qn.com/a?sid=1&Q=2",
+            "http://qn.com/P?ID=7",
+            "http://qn.com/P?Id=7&SID=9",
+            "http://qn.com/p?ID=7",
+            "http://qn.com/a?",
+            "http://qn.com/a#?Q=1",
+            "http://qn.com/a?Q=1#?R=2",
+            "http://www.qn.com/a?Q=1",
             # the order: lowered, empty query, last segment, trailing slash
             "http://all.com/A/Index.html?",
             "http://all.com/a/index.html?#f",

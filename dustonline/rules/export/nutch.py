@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_PATH, TRAILING_SLASH
+from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_NAMES, LOWERCASE_PATH, TRAILING_SLASH
 from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import light_normalize, split_authority
@@ -181,10 +181,16 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
             )
             chain.add(rf"^({at}[^?{MARKS}]*+)\?&(?=[#{MARKS}]|\z)", "$1")  # every part dropped: no '?'
             chain.add(rf"^({at}{q})&([^#{MARKS}]*)&", "$1$2")
+        if LOWERCASE_NAMES in prep.edits:  # each part's name: up to its '=', '&' or '#'
+            chain.add(
+                rf"(\G(?!^)&|^{at}[^?{MARKS}]*+\?)([^=&#{MARKS}]*+)([^&#{MARKS}]*+)",
+                f"$1{LO}$2{LC}$3",
+            )
         if LOWERCASE_PATH in prep.edits:  # the path: from the authority to '?' or '#'
             chain.add(rf"^({at}{SCHEME}://[^/?#{MARKS}]*+)(/[^?#{MARKS}]*+)", f"$1{LO}$2{LC}")
-    if any(LOWERCASE_PATH in prep.edits for _, _, prep in groups):
-        _case(chain, lower=True, what="lowercase-path")
+    lowered = [e for e in (LOWERCASE_PATH, LOWERCASE_NAMES) if any(e in prep.edits for _, _, prep in groups)]
+    if lowered:
+        _case(chain, lower=True, what=" and ".join(lowered))
         chain.add(rf"[{cp(LO)}{cp(LC)}]", "")
     for pfx, scope, prep in groups:
         at = f"{pfx}(?={scope})"
@@ -206,7 +212,7 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
 
 #: the path edits this exporter writes (others, from a later format, skip their rule)
 def _known_edit(edit: str) -> bool:
-    return edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH) or (
+    return edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES) or (
         edit.startswith(LAST_SEGMENT) and len(edit) > len(LAST_SEGMENT)
     )
 

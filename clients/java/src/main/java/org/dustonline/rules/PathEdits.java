@@ -8,7 +8,8 @@ import java.util.List;
  * Path-edit rules ({@code normalize}, the port of Python's {@code params.apply_edits},
  * {@code applied_edits} and {@code check_edit}): one edit of the URL a site ignores, applied
  * on its hosts after the parameter rules and before rewrite rules, in one order (lowercase
- * path, empty query, last segments, trailing slash) so that every client gives one key. The
+ * path, lowercase query names, empty query, last segments, trailing slash) so that every
+ * client gives one key. The
  * path is the text after the authority up to the first '?' or '#'; the query, as for
  * parameter rules, the text after the first '?' up to the first '#' after it.
  */
@@ -16,14 +17,16 @@ final class PathEdits {
     static final String TRAILING_SLASH = "trailing-slash";
     static final String EMPTY_QUERY = "empty-query";
     static final String LOWERCASE_PATH = "lowercase-path";
+    static final String LOWERCASE_NAMES = "lowercase-query-names";
     static final String LAST_SEGMENT = "last-segment:";
 
     private PathEdits() {}
 
-    /** Is {@code edit} a path edit of the format: one of the three words, or a last-segment
+    /** Is {@code edit} a path edit of the format: one of the four words, or a last-segment
      * literal that is not empty and has no '/', '?' or '#'. */
     static boolean check(String edit) {
-        if (edit.equals(TRAILING_SLASH) || edit.equals(EMPTY_QUERY) || edit.equals(LOWERCASE_PATH)) {
+        if (edit.equals(TRAILING_SLASH) || edit.equals(EMPTY_QUERY) || edit.equals(LOWERCASE_PATH)
+                || edit.equals(LOWERCASE_NAMES)) {
             return true;
         }
         String seg = edit.startsWith(LAST_SEGMENT) ? edit.substring(LAST_SEGMENT.length()) : "";
@@ -73,6 +76,9 @@ final class PathEdits {
             int[] p = pathSpan(url);
             return url.substring(0, p[0]) + lowerAscii(url.substring(p[0], p[1])) + url.substring(p[1]);
         }
+        if (edit.equals(LOWERCASE_NAMES)) {
+            return lowerNames(url);
+        }
         if (edit.equals(EMPTY_QUERY)) {
             int[] q = Params.query(url);
             if (q != null && q[1] == q[0] + 1) {
@@ -101,6 +107,31 @@ final class PathEdits {
         return url.substring(0, p[0]) + path + url.substring(p[1]);
     }
 
+    /** The ASCII letters of each query part's name lowered (the query split on '&' as
+     * parameter rules split it, a name ending at its part's first '='); values untouched. */
+    private static String lowerNames(String url) {
+        int[] q = Params.query(url);
+        if (q == null) {
+            return url;
+        }
+        StringBuilder out = new StringBuilder(url.length());
+        out.append(url, 0, q[0] + 1);
+        int start = q[0] + 1;
+        while (true) {
+            int amp = url.indexOf('&', start);
+            int end = amp < 0 || amp > q[1] ? q[1] : amp;
+            int eq = url.indexOf('=', start);
+            int nameEnd = eq < 0 || eq > end ? end : eq;
+            out.append(lowerAscii(url.substring(start, nameEnd))).append(url, nameEnd, end);
+            if (end == q[1]) {
+                break;
+            }
+            out.append('&');
+            start = end + 1;
+        }
+        return out.append(url, q[1], url.length()).toString();
+    }
+
     /** The steps of {@link #apply}: the trailing slashes go before the last segment is
      * compared and again after it is removed (last segments by code point, as Python sorts
      * them). */
@@ -113,7 +144,7 @@ final class PathEdits {
         }
         segments.sort(RuleSet::compareCodePoints);
         List<String> out = new ArrayList<>();
-        for (String e : List.of(LOWERCASE_PATH, EMPTY_QUERY)) {
+        for (String e : List.of(LOWERCASE_PATH, LOWERCASE_NAMES, EMPTY_QUERY)) {
             if (edits.contains(e)) {
                 out.add(e);
             }

@@ -84,9 +84,22 @@ class PathEditsTest {
     }
 
     @Test
+    void queryNamesAreLoweredValuesAndTheRestKept() {
+        Set<String> names = Set.of("lowercase-query-names");
+        assertEquals("http://X.com/A?id=B&sort=Up#F", PathEdits.apply("http://X.com/A?ID=B&Sort=Up#F", names));
+        assertEquals("http://x.com/a?a&b=&=C", PathEdits.apply("http://x.com/a?A&B=&=C", names));
+        assertEquals("http://x.com/a?x=Y=Z&&q", PathEdits.apply("http://x.com/a?X=Y=Z&&Q", names));
+        assertEquals("http://x.com/a?\u00c9t\u00c9=1", PathEdits.apply("http://x.com/a?\u00c9T\u00c9=1", names));
+        assertEquals("http://x.com/A?", PathEdits.apply("http://x.com/A?", names));
+        assertEquals("http://x.com/A#Q=B", PathEdits.apply("http://x.com/A#Q=B", names));
+        assertEquals(List.of("lowercase-path", "lowercase-query-names"),
+                PathEdits.applied("http://x.com/A/?Q=1", Set.of("lowercase-path", "lowercase-query-names", "empty-query")));
+    }
+
+    @Test
     void onlyTheFormatsEditsAreEdits() {
         Object[][] cases = {
-            {"trailing-slash", true}, {"lowercase-path", true}, {"empty-query", true},
+            {"trailing-slash", true}, {"lowercase-path", true}, {"lowercase-query-names", true}, {"empty-query", true},
             {"last-segment:default.aspx", true}, {"last-segment:", false}, {"last-segment:a/b", false},
             {"last-segment:a?b", false}, {"last-segment:a#b", false}, {"lowercase", false}, {"", false},
         };
