@@ -27,7 +27,7 @@ class ValidationCounts:
         self.min_freq, self.min_supp, self.fpr_max = min_freq, min_supp, fpr_max
         # URLs as RuleSet hands them to rewrite rules (params.py: moved, names applied),
         # and the hosts whose URLs move to a host; unset: raw URLs, each on its own host
-        self.prepare: Callable[[str], str] | None = None
+        self.prepare: Callable[[str, str], str] | None = None
         self.members: Callable[[str], list[str]] = lambda host: []
 
     def hosts_of(self, hosts) -> list[str]:
@@ -59,7 +59,7 @@ class ValidationCounts:
         count, prepare = self.count_one, self.prepare
         for h in self.hosts_of(hosts):
             for url, cid in self.host_urls.of(h).items():
-                count(cand, url, cid, delta, prepare(url) if prepare else url)
+                count(cand, url, cid, delta, prepare(url, h) if prepare else url)
         self.book.save(cand.rec)
 
     def count_one(self, cand: Cand, url: str, cid: str, delta: int, prepared: str | None = None) -> bool:

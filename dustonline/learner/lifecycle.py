@@ -142,9 +142,11 @@ class Lifecycle:
         """A validation URL came (+1) or went (-1): every candidate of its host counts it,
         and those of the host it moves to (``target``)."""
         book, count = self.book, self.counts.count_one
-        prepare = self.counts.prepare
-        prepared = prepare(url) if prepare else url
         rids = book.on(host) if not target else sorted(set(book.on(host)) | set(book.on(target)))
+        if not rids:
+            return
+        prepare = self.counts.prepare
+        prepared = prepare(url, host) if prepare else url
         for rid in list(rids):
             if count(book[rid], url, cid, delta, prepared):
                 self.evaluate(rid)

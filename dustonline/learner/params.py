@@ -453,10 +453,12 @@ class ParamRules:
                 self.waiting.pop(wkey)
 
     # ------------------------------------------------------------------ counter-evidence
-    def prepared(self, url: str) -> str:
-        """``url`` as RuleSet hands it to rewrite rules: moved to the host its host moves
-        to, then that host's scheme, parameter and path-edit rules applied."""
-        host = host_of(url)
+    def prepared(self, url: str, host: str | None = None) -> str:
+        """``url`` (on ``host``, when the caller knows it) as RuleSet hands it to rewrite
+        rules: moved to the host its host moves to, then that host's scheme, parameter and
+        path-edit rules applied."""
+        if host is None:
+            host = host_of(url)
         target = self.moves.get(host)
         if target:
             url, host = to_host(url, target), target
