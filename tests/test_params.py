@@ -461,6 +461,24 @@ def test_the_www_toggle_transfers_but_other_pairs_do_not():
     assert "www.f.com" not in host_rules(lrn)
 
 
+def test_numbered_hosts_transfer_as_one_shape():
+    """Pairs of hosts that differ in numbers only (a CDN's img1, img3; ichef, ichef-1)
+    are one transfer class: proven on three sites, a fourth moves on one cluster of its
+    own, still vetoed by its own counter-evidence; other pairs still need their own."""
+    t = Clock()
+    lrn = learner()
+    for s, (a, b) in {"a.com": ("img1", "img3"), "b.org": ("s2", "s10"), "c.net": ("cdn", "cdn-4")}.items():
+        learn(lrn, two_hosts(f"{a}.{s}", f"{b}.{s}", 3, t, extra=1))
+    assert len(host_rules(lrn)) == 3
+    learn(lrn, two_hosts("img2.d.com", "img7.d.com", 1, t, extra=1))
+    assert host_rules(lrn)["img7.d.com"] == "img2.d.com"
+    learn(lrn, two_hosts("static.e.com", "img1.e.com", 1, t, extra=1))
+    assert not {"static.e.com", "img1.e.com"} & set(host_rules(lrn))
+    evs = [page("img1.f.com", "/", "one", t), page("img2.f.com", "/", "two", t)]
+    learn(lrn, evs + two_hosts("img1.f.com", "img2.f.com", 1, t, extra=1))
+    assert not {"img1.f.com", "img2.f.com"} & set(host_rules(lrn))
+
+
 def test_a_host_that_others_move_to_is_never_moved():
     t = Clock()
     lrn = learner()

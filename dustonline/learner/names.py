@@ -24,6 +24,8 @@ for a parameter whose values are random tokens, the shape of those values.
 
 from __future__ import annotations
 
+import re
+
 from ..rules.params import (
     BARE,
     EMPTY_QUERY,
@@ -42,6 +44,7 @@ SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
 HOST = "=host"  # the host as a name (observed)
 PAIR = "=host:"  # + "a US b": the hypothesis "hosts a and b serve one page", a < b
 WWW = "=host:www."  # the transfer class of every pair (x, www.x)
+NUMBERED = "=host:#"  # the transfer class of pairs that differ in numbers only (img1.x, img3.x)
 SLASH = "=slash"  # the path's trailing "/" as a name, values "1" and "0"
 EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
 LAST = "=last"  # the last path segment, observed under the path before it
@@ -134,9 +137,14 @@ def token_shape(values) -> str:
     return f"=token:{kind}:{lengths.pop() if len(lengths) == 1 else 'var'}"
 
 
+_NUMBER = re.compile(r"-?[0-9]+")
+
+
 def transfer_class(name: str) -> str:
     """What other sites' evidence about ``name`` says something about: the name itself;
-    for a pair of hosts, the ``www.`` toggle (other pairs are one site's own business);
+    for a pair of hosts, the ``www.`` toggle, or hosts that differ in numbers only
+    (``img1.x.com`` and ``img3.x.com``, ``ichef.x`` and ``ichef-1.x``: the numbered hosts
+    of a CDN); other pairs are one site's own business;
     for the query names' case, the path's (letter case is one thing a server ignores or
     not: IIS with ASP.NET ignores both, and a site's own case twins still veto each)."""
     if name == QCASE:
@@ -145,6 +153,8 @@ def transfer_class(name: str) -> str:
         a, b = pair_hosts(name)
         if b == "www." + a or a == "www." + b:
             return WWW
+        if _NUMBER.sub("", a) == _NUMBER.sub("", b):
+            return NUMBERED
     return name
 
 
