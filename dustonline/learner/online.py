@@ -23,9 +23,12 @@ A short coordinator over stages that each do one job. Per event, in order (docs/
    one key although crawlers apply one rule per URL (retarget.py).
 
 Parameter order and letter case, which alignment cannot express, come in through the
-hooks of kvrules.py at steps 2, 3, 4 and 6, as candidates of the same machinery. Query
-parameters a site ignores are learned one name at a time beside all this (params.py):
-evidence at step 2, counter-evidence at steps 4 and 6, rules crawlers apply first.
+hooks of kvrules.py at steps 2, 3, 4 and 6, as candidates of the same machinery. What a
+page never depends on (query parameters, the scheme, a host pair, path edits) is learned
+one name at a time beside all this (params.py): evidence at step 2, counter-evidence at
+steps 4 and 6, rules crawlers apply first. With ``learning.prepared``, steps 2-4 read
+URLs as crawlers hand them to rewrite rules, after those names; when a host's names
+change, its URLs are counted again and its clusters derived again (``_recount``).
 
 All state is in the store, so a worker that restarts from it continues exactly.
 """
