@@ -144,9 +144,8 @@ def test_online_candidates_equal_batch_dustlin():
     top: DustLin has none. (By default the online learner aligns URLs after those rules,
     so it learns no rewrite rule for what they explain: see the next test.)"""
     events = site_stream() + site_stream("t.org", seed=2)
-    raw = {"learning": {**CFG["learning"], "prepared": False}}
-    cfg = config_from_dict(raw)
-    online, _ = run(events, raw)
+    cfg = config_from_dict(CFG)  # raw alignment (CFG above)
+    online, _ = run(events)
     batch = learn(events, cfg, aligner="dustlin")
     rewrite = [r for r in online.rules() if not (r.drop_param or r.canonical_host or r.normalize)]
     assert {(r.context, r.transformation, tuple(r.hosts), r.support) for r in rewrite} == {
