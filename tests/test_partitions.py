@@ -4,6 +4,7 @@ import random
 
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+from streams import tracked_pages, transfer_across_partitions
 
 from dustonline import OnlineLearner
 from dustonline.config import config_from_dict
@@ -101,3 +102,36 @@ def test_partitions_learn_their_own_sites_and_merge_shared_rules(events):
     assert any(len({by_site[site_key("http://" + h + "/")] for h in r.hosts}) > 1 for r in rules), (
         "no rule merged across partitions"
     )
+
+
+def _hosts_dropping(learner, name: str) -> set[str]:
+    return {h for r in learner.rules() if r.drop_param == name for h in r.hosts}
+
+
+def test_a_name_proven_on_one_partition_is_adopted_on_another():
+    """Transfer across partitions: three sites of partition 0 prove ``clkid``; a site of
+    partition 1 with one cluster of its own evidence adopts it, as the single learner
+    does, once the group pools its cross-site statistics (at flush). Without pooling it
+    would need three clusters of its own."""
+    from dustonline import FetchEvent
+
+    cfg = config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}})
+    events, provers, newcomer = transfer_across_partitions(2)
+    ts = [events[-1].ts]
+
+    single = OnlineLearner(cfg)
+    single.learn_many(events)
+    group = PartitionedLearner(cfg, 2)
+    group.learn_many(events)
+    assert newcomer in _hosts_dropping(single, "clkid")
+    assert _hosts_dropping(group, "clkid") == _hosts_dropping(single, "clkid") == set(provers) | {newcomer}
+    assert group.learners[1].transfer_counts() == {"clkid": (1, 0), "=token:hex:32": (1, 0)}
+
+    # the newcomer's own counter-evidence still vetoes it there
+    veto = tracked_pages(newcomer, 1, ts, "clkid") + [
+        FetchEvent(url=f"http://{newcomer}/x", ts=ts[0] + 10, digest="sha1:x1"),
+        FetchEvent(url=f"http://{newcomer}/x?clkid=2", ts=ts[0] + 20, digest="sha1:x2"),
+    ]
+    group = PartitionedLearner(cfg, 2)
+    group.learn_many([ev for ev in events if not ev.url.startswith(f"http://{newcomer}/")] + veto)
+    assert newcomer not in _hosts_dropping(group, "clkid") and set(provers) <= _hosts_dropping(group, "clkid")

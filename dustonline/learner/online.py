@@ -54,6 +54,7 @@ from .params import ParamRules
 from .protocol import LearnerBase
 from .records import ClusterRec, LearnerMeta, URLRec
 from .retarget import Retargeter
+from .transfer import Counts
 from .window import Window
 
 
@@ -163,6 +164,18 @@ class OnlineLearner(LearnerBase):
         Call this at the end of a stream; the schedule depends only on the event count,
         so replays and recoveries derive at the same points."""
         self._derive()
+        return self._take()
+
+    def transfer_counts(self) -> Counts:
+        """This learner's cross-site statistics (transfer.py), for a worker group to pool."""
+        return self.params.transfer.own_counts()
+
+    def pool(self, others: Counts) -> list[Rule]:
+        """The other partitions' cross-site statistics (the sum of their
+        ``transfer_counts``): names they prove are adopted by this learner's sites that
+        were waiting for them. Returns the rule changes; ``flush`` derives what follows."""
+        self.params.pool(others)
+        self._recount()
         return self._take()
 
     def sweep(self) -> list[Rule]:

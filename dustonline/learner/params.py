@@ -67,6 +67,7 @@ from .names import (
     token_shape,
     transfer_class,
 )
+from .transfer import Counts, TransferStats
 
 CANDIDATE, VETOED = "candidate", "vetoed"
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
@@ -109,7 +110,7 @@ class ParamRules:
     ):
         self.obs = store.table("pobs", type=ParamObs)
         self.ev = store.table("pev", type=ParamEv)
-        self.names = store.table("pname")  # name (transfer class) -> [sites active, sites vetoed]
+        self.transfer = TransferStats(store, min_freq)  # transfer class -> sites active, vetoed (pooled)
         # transfer class NUL site NUL name -> 1: candidates with evidence short of min_freq,
         # activated when their class becomes proven on other sites
         self.waiting = store.table("pwait")
@@ -428,14 +429,16 @@ class ParamRules:
         )
 
     def _proven(self, cls: str) -> bool:
-        active, vetoed = self.names.get(cls) or (0, 0)
-        return active >= self.min_freq and vetoed * 10 <= active
+        return self.transfer.proven(cls)
 
     def _name_stats(self, cls: str, active: int, vetoed: int) -> None:
-        before = self._proven(cls)
-        a, v = self.names.get(cls) or (0, 0)
-        self.names[cls] = [a + active, v + vetoed]
-        if not before and self._proven(cls):
+        if self.transfer.add(cls, active, vetoed):
+            self._wake(cls)
+
+    def pool(self, others: Counts) -> None:
+        """The other partitions' transfer statistics, pooled (transfer.py): classes they
+        prove wake this learner's waiting sites."""
+        for cls in self.transfer.pool(others):
             self._wake(cls)
 
     def _wake(self, cls: str) -> None:

@@ -1,4 +1,10 @@
-"""What a worker group learns, embedded: one learner per partition of the pages topic."""
+"""What a worker group learns, embedded: one learner per partition of the pages topic.
+
+Each site's evidence is in one partition; the cross-site statistics of transfer classes
+(transfer.py) are pooled when the group flushes, as a worker pools them at flush
+markers: each learner gets the sum of the others' counts, and sites waiting for a class
+proven elsewhere adopt it. Rounds repeat while the counts change (an adoption is one
+more site for its class), up to ``POOL_ROUNDS``."""
 
 from __future__ import annotations
 
@@ -8,6 +14,29 @@ from ..events.routing import partition_for, site_key
 from ..rules.ruleset import Rule
 from .online import OnlineLearner
 from .protocol import LearnerBase
+from .transfer import Counts
+
+POOL_ROUNDS = 8
+
+
+def others_of(counts: list[Counts]) -> list[Counts]:
+    """Per partition, the sum of the other partitions' counts (classes in key order)."""
+    total: dict[str, list[int]] = {}
+    for c in counts:
+        for cls, (a, v) in c.items():
+            t = total.setdefault(cls, [0, 0])
+            t[0] += a
+            t[1] += v
+    out = []
+    for c in counts:
+        o: Counts = {}
+        for cls in sorted(total):
+            a, v = total[cls]
+            mine = c.get(cls, (0, 0))
+            if a - mine[0] or v - mine[1]:
+                o[cls] = (a - mine[0], v - mine[1])
+        out.append(o)
+    return out
 
 
 class PartitionedLearner(LearnerBase):
@@ -21,6 +50,7 @@ class PartitionedLearner(LearnerBase):
         self.partitions = partitions
         self.learners = [OnlineLearner(config, store_factory(p) if store_factory else None) for p in range(partitions)]
         self.merger = RuleMerger()
+        self._pooled: list[Counts] | None = None  # the counts as last pooled
 
     def _merged(self, p: int, changes: list[Rule]) -> list[Rule]:
         out = []
@@ -36,7 +66,16 @@ class PartitionedLearner(LearnerBase):
         return self._merged(p, changes) if changes else changes
 
     def flush(self) -> list[Rule]:
-        return [m for p, lrn in enumerate(self.learners) for m in self._merged(p, lrn.flush())]
+        out = [m for p, lrn in enumerate(self.learners) for m in self._merged(p, lrn.flush())]
+        for _ in range(POOL_ROUNDS if self.partitions > 1 else 0):
+            counts = [lrn.transfer_counts() for lrn in self.learners]
+            if counts == self._pooled:
+                break
+            self._pooled = counts
+            for p, (lrn, others) in enumerate(zip(self.learners, others_of(counts))):
+                out += self._merged(p, lrn.pool(others))
+                out += self._merged(p, lrn.flush())
+        return out
 
     def checkpoint(self) -> None:
         for lrn in self.learners:
