@@ -15,9 +15,12 @@ from dustonline.config import Config, ConfigError
 from . import clients
 
 
-def ensure_topics(cfg: Config, timeout_s: float = 30.0, internal: list[str] = ()) -> dict[str, int]:
-    """Create the pages, rules (compacted) and dead-letter topics if missing, and
-    ``internal`` ones as wide as the pages topic; returns partitions per topic."""
+def ensure_topics(
+    cfg: Config, timeout_s: float = 30.0, internal: list[str] = (), compacted: list[str] = ()
+) -> dict[str, int]:
+    """Create the pages, rules (compacted) and dead-letter topics if missing, ``internal``
+    ones as wide as the pages topic, and ``compacted`` ones of one partition; returns
+    partitions per topic."""
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
     from kafka.errors import TopicAlreadyExistsError
@@ -30,20 +33,13 @@ def ensure_topics(cfg: Config, timeout_s: float = 30.0, internal: list[str] = ()
         **clients.security(cfg),
     )
     try:
+        compact = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1", "segment.ms": "3600000"}
         want = {
             K.pages_topic: NewTopic(K.pages_topic, K.partitions, K.replication_factor),
-            K.rules_topic: NewTopic(
-                K.rules_topic,
-                1,
-                K.replication_factor,
-                topic_configs={
-                    "cleanup.policy": "compact",
-                    "min.cleanable.dirty.ratio": "0.1",
-                    "segment.ms": "3600000",
-                },
-            ),
+            K.rules_topic: NewTopic(K.rules_topic, 1, K.replication_factor, topic_configs=compact),
             K.dlq_topic: NewTopic(K.dlq_topic, 1, K.replication_factor),
             **{name: NewTopic(name, K.partitions, K.replication_factor) for name in internal},
+            **{name: NewTopic(name, 1, K.replication_factor, topic_configs=compact) for name in compacted},
         }
         have = set(admin.list_topics())
         missing = [t for name, t in want.items() if name not in have]

@@ -50,3 +50,12 @@ def producer(cfg: Config, **extra):
     )
     opts.update(extra)
     return KafkaProducer(**opts)
+
+
+def consumer(cfg: Config, **extra):
+    from kafka import KafkaConsumer
+
+    K = cfg.kafka
+    opts = dict(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id, **security(cfg))
+    opts.update(extra)
+    return KafkaConsumer(**opts)

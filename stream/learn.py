@@ -32,6 +32,7 @@ from .batches import PageBatches
 from .checkpoint import Checkpoints
 from .metrics import WorkerMetrics
 from .outputs import Outputs
+from .pool import PoolCoordinator
 from .state import FaustTableBackend
 
 log = logging.getLogger("dustonline.worker")
@@ -83,6 +84,7 @@ class LearnAgent:
         partials_topic: str,
         outputs: Outputs,
         metrics: WorkerMetrics,
+        transfer_topic: str,
     ):
         self._seeks: set[asyncio.Future] = set()
         self.cfg = cfg
@@ -91,6 +93,8 @@ class LearnAgent:
         self.table = table  # the learner-state table
         self.batches = batches
         self.partials_topic = partials_topic
+        self.transfer_topic = transfer_topic
+        self.pool = PoolCoordinator(cfg, outputs, transfer_topic, metrics.pool_rounds)
         self.outputs = outputs
         self.metrics = metrics
         self.parts: dict[int, Partition] = {}
@@ -197,10 +201,12 @@ class LearnAgent:
         ps.since_checkpoint += 1
         ps.last_seen = time.monotonic()
         if topics.is_flush(msg.headers):
-            ps.marker_sent = False
-            if ps.since_flush:
-                self.outputs.partials(self.partials_topic, p, ps.learner.flush())
-                ps.since_flush = 0
+            try:
+                others = topics.pool_of(msg.value)
+            except ValueError as e:  # not a marker this worker wrote: a plain flush, and said so
+                self.outputs.dead_letter(msg, "bad flush marker", str(e))
+                others = None
+            self._flush(ps, off, others)
             ps.since_checkpoint = self.K.checkpoint_every  # and checkpoint now
             return p
         m = self.metrics
@@ -218,6 +224,18 @@ class LearnAgent:
         ps.since_checkpoint += n - 1  # the message itself counted one above
         ps.since_flush += n
         return p
+
+    def _flush(self, ps: Partition, off: int, others) -> None:
+        """A flush marker at ``off``: the pooled counts it carries adopted, rules derived,
+        and the learner's own counts published as of this offset (pool.py)."""
+        ps.marker_sent = False
+        lrn = ps.learner
+        if others is not None:
+            self.outputs.partials(self.partials_topic, ps.p, lrn.pool(others))
+        if ps.since_flush or others is not None:
+            self.outputs.partials(self.partials_topic, ps.p, lrn.flush())
+            ps.since_flush = 0
+        self.outputs.transfer(self.transfer_topic, ps.p, off, lrn.transfer_counts())
 
     def _learn_value(self, ps: Partition, msg, value, line: int | None) -> None:
         try:
@@ -268,6 +286,8 @@ class LearnAgent:
                 ps.marker_sent = True
             elif ps.pending and not ps.since_flush:
                 await self.checkpoints.write(ps)
+        if 0 in self.assigned and (self.npart or 0) > 1:  # the owner of partition 0 pools the group's counts
+            self.pool.tick(self.npart)
 
     async def measure_lag(self, app) -> None:
         for p in sorted(self.assigned):

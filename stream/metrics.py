@@ -71,6 +71,11 @@ class WorkerMetrics:
             ["partition"],
             registry=r,
         )
+        self.pool_rounds = Counter(
+            "dustonline_pool_rounds",
+            "rounds of pooled cross-site statistics this worker started (the owner of pages partition 0)",
+            registry=r,
+        )
         from dustonline import __version__
 
         Info("dustonline_build", "the worker's version", registry=r).info({"version": __version__})

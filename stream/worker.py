@@ -36,7 +36,7 @@ from .checkpoint import CHANGELOG_CONFIGS
 from .learn import LearnAgent
 from .merge import MergeAgent
 from .outputs import Outputs
-from .topics import partials_topic_name
+from .topics import partials_topic_name, transfer_topic_name
 
 __all__ = ["Worker", "partials_topic_name"]
 
@@ -79,7 +79,14 @@ class Worker:
         # kafka-python: rules, partials, dead letters, flush markers
         self.outputs = Outputs(cfg, self.metrics)
         self.learn = LearnAgent(
-            cfg, app, self.state, self.batches, self.partials.get_topic_name(), self.outputs, self.metrics
+            cfg,
+            app,
+            self.state,
+            self.batches,
+            self.partials.get_topic_name(),
+            self.outputs,
+            self.metrics,
+            transfer_topic_name(cfg),
         )
         self.merge = MergeAgent(self.merged, K.rules_topic, self.outputs, self.metrics)
         if K.web_port > 0:
@@ -122,7 +129,7 @@ class Worker:
 
         from .admin import ensure_topics
 
-        ensure_topics(self.cfg, internal=[partials_topic_name(self.cfg)])
+        ensure_topics(self.cfg, internal=[partials_topic_name(self.cfg)], compacted=[transfer_topic_name(self.cfg)])
         # faust.Worker, not mode's: it sets the app up as a worker (signals, web, sensors)
         faust.Worker(self.app, loglevel="INFO", quiet=True, redirect_stdouts=False).execute_from_commandline()
 

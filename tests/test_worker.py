@@ -318,6 +318,27 @@ def test_broker_restart_mid_stream(kafka_broker, stream_data, tmp_path, workers)
     assert_group_equals_embedded(cfg, events, 2, [w])
 
 
+def test_partitions_pool_their_cross_site_statistics_through_kill9(kafka_broker, tmp_path, workers):
+    """A parameter proven by three sites of partition 0 is adopted by a site of partition
+    1 on one page of its evidence: the group pools its transfer counts (stream/pool.py)
+    as `learn --partitions 2` does. The worker is killed -9 as the pooling round starts;
+    restarted, it ends with exactly the embedded rules and statistics."""
+    from streams import transfer_across_partitions
+
+    events, provers, newcomer = transfer_across_partitions(2)
+    path = tmp_path / "transfer.jsonl"
+    path.write_bytes(b"".join(msgspec.json.encode(ev.to_json()) + b"\n" for ev in events))
+    cfg = replayed(kafka_broker, path, tmp_path, 2)
+    w = workers(cfg)
+    wait_until(lambda: "pooled transfer counts" in w.tail(10_000), 180, "a pooling round", [w])
+    w.kill9()
+    w.start()
+    wait_until(learned_all([w], 2, len(events)), 180, "the restarted worker to restore both partitions", [w])
+    ref, got = assert_group_equals_embedded(cfg, events, 2, [w])
+    dropping = {h for r in got.rules() if r.drop_param == "clkid" for h in r.hosts}
+    assert dropping == set(provers) | {newcomer}
+
+
 BAD = [
     (b'{"url": "http://www.x.com/a", "ts": ', "bad-json"),
     (bytes(range(256)) * 4, "undecodable"),
