@@ -23,8 +23,8 @@ import logging
 import time
 
 from dustonline.config import Config
-from dustonline.learner.partitioned import POOL_ROUNDS, others_of
-from dustonline.learner.transfer import Counts
+from dustonline.learner.partitioned import POOL_ROUNDS
+from dustonline.learner.shared import Counts, others_of
 
 from . import clients, topics
 

@@ -61,7 +61,7 @@ def _has_header(headers, name: str, value: bytes) -> bool:
 class Pool(msgspec.Struct):
     """A flush marker's value: the sum of the other partitions' transfer counts."""
 
-    others: dict[str, tuple[int, int]]
+    others: dict[str, tuple[int, ...]]
 
 
 class Transfer(msgspec.Struct):
@@ -69,14 +69,14 @@ class Transfer(msgspec.Struct):
 
     partition: int
     offset: int
-    counts: dict[str, tuple[int, int]]
+    counts: dict[str, tuple[int, ...]]
 
 
 def pool_value(others) -> bytes:
     return _json.encode(Pool(dict(others)))
 
 
-def pool_of(value: bytes | None) -> dict[str, tuple[int, int]] | None:
+def pool_of(value: bytes | None) -> dict[str, tuple[int, ...]] | None:
     """The pooled counts a flush marker carries; None for a plain one."""
     return msgspec.json.decode(value, type=Pool).others if value else None
 

@@ -136,9 +136,9 @@ def test_the_render_cache_never_serves_a_stale_rule(monkeypatch):
     original = Group.candidates
     checked = []
 
-    def both(self, min_freq, card_set, cache=None):
-        got = original(self, min_freq, card_set, cache)
-        assert got == original(self, min_freq, card_set, None)
+    def both(self, min_freq, card_set, cache=None, extra=None, view=None):
+        got = original(self, min_freq, card_set, cache, extra, view)
+        assert got == original(self, min_freq, card_set, None, extra, view)
         checked.append(len(got))
         return got
 

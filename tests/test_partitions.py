@@ -125,7 +125,7 @@ def test_a_name_proven_on_one_partition_is_adopted_on_another():
     group.learn_many(events)
     assert newcomer in _hosts_dropping(single, "clkid")
     assert _hosts_dropping(group, "clkid") == _hosts_dropping(single, "clkid") == set(provers) | {newcomer}
-    assert group.learners[1].transfer_counts() == {"clkid": (1, 0), "=token:hex:32": (1, 0)}
+    assert group.learners[1].params.transfer.own_counts() == {"clkid": (1, 0), "=token:hex:32": (1, 0)}
 
     # the newcomer's own counter-evidence still vetoes it there
     veto = tracked_pages(newcomer, 1, ts, "clkid") + [
@@ -135,3 +135,44 @@ def test_a_name_proven_on_one_partition_is_adopted_on_another():
     group = PartitionedLearner(cfg, 2)
     group.learn_many([ev for ev in events if not ev.url.startswith(f"http://{newcomer}/")] + veto)
     assert newcomer not in _hosts_dropping(group, "clkid") and set(provers) <= _hosts_dropping(group, "clkid")
+
+
+def test_a_rewrite_rule_whose_clusters_are_on_several_partitions_is_learned_and_vetoed_as_one():
+    """Shapes abstract hosts away: two story pages on each of four sites, two sites per
+    partition, are four clusters of one rule (min_freq 3), on both partitions under
+    pooling as for the single learner; and one counter-example on one partition vetoes it
+    on both, as it does the single learner's."""
+    from streams import story_pages
+
+    from dustonline import FetchEvent
+
+    cfg = config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}})
+    hosts: dict[int, list[str]] = {0: [], 1: []}
+    for i in range(100):
+        h = f"www.news{i}.com"
+        p = partition_for(site_key("http://" + h + "/"), 2)
+        if len(hosts[p]) < 2:
+            hosts[p].append(h)
+    events = []
+    for k, h in enumerate(hosts[0] + hosts[1]):
+        events += story_pages(h, 1, 2, ["AB"], 1.7e9 + 1000 * k)
+
+    def rewrites(learner):
+        return sorted((r.id, tuple(r.hosts), r.support, r.freq) for r in learner.rules() if r.transformation)
+
+    single, group = OnlineLearner(cfg), PartitionedLearner(cfg, 2)
+    single.learn_many(events)
+    group.learn_many(events)
+    assert len(rewrites(single)) >= 1 and all(len(r[1]) == 4 for r in rewrites(single))
+    assert rewrites(group) == rewrites(single)
+
+    # page 9 of the last site: its two forms are different contents
+    h = hosts[1][1]
+    bad = [
+        FetchEvent(url=f"http://{h}/story?id=9&page=1", ts=1.8e9, digest="sha1:one"),
+        FetchEvent(url=f"http://{h}/story_9.html", ts=1.8e9 + 1, digest="sha1:two"),
+    ]
+    single, group = OnlineLearner(cfg), PartitionedLearner(cfg, 2)
+    single.learn_many(events + bad)
+    group.learn_many(events + bad)
+    assert rewrites(single) == rewrites(group) == []

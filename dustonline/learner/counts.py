@@ -22,6 +22,9 @@ class ValidationCounts:
         self, store: Store, book: CandidateBook, host_urls: HostURLs, min_freq: int, min_supp: int, fpr_max: float
     ):
         self.vcount = store.table("vcount", filtered=True)
+        # rule id -> [nsupp, nci, malformed, freq] of other partitions' hosts, pooled
+        self.pooled = store.table("vpool")
+        self._pooled_any = next(self.pooled.items(), None) is not None  # valid() runs often
         self.book = book
         self.host_urls = host_urls
         self.min_freq, self.min_supp, self.fpr_max = min_freq, min_supp, fpr_max
@@ -43,14 +46,43 @@ class ValidationCounts:
         return out
 
     def valid(self, rec: CandRec) -> bool:
-        nsupp = rec.nsupp
+        nsupp, nci, malformed, freq = rec.nsupp, rec.nci, rec.malformed, rec.freq
+        o = self.pooled.get(rec.id) if self._pooled_any else None
+        if o is not None:  # the rule's clusters and hosts on other partitions count as well
+            nsupp, nci, malformed, freq = nsupp + o[0], nci + o[1], malformed + o[2], freq + o[3]
         return (
-            rec.freq >= self.min_freq
+            freq >= self.min_freq
             and nsupp >= self.min_supp
-            and fpr(nsupp, rec.nci) <= self.fpr_max + 1e-12
-            and not rec.malformed
+            and fpr(nsupp, nci) <= self.fpr_max + 1e-12
+            and not malformed
             and admitted(rec.context)
         )
+
+    def own(self) -> dict[str, tuple[int, int, int, int]]:
+        """Per candidate, (nsupp, nci, malformed, freq) on this learner's hosts, for a
+        worker group to pool."""
+        out = {}
+        for cand in self.book.all():
+            r = cand.rec
+            out[r.id] = (r.nsupp, r.nci, r.malformed, r.freq)
+        return dict(sorted(out.items()))
+
+    def pool(self, others: dict[str, tuple[int, int, int, int]]) -> list[str]:
+        """Other partitions' ``own`` counts, summed; returns the ids whose pooled counts
+        changed (their validity is evaluated again)."""
+        changed = []
+        for rid in sorted(set(others) | {rid for rid, _ in self.pooled.items()}):
+            new = others.get(rid)
+            old = self.pooled.get(rid)
+            if (tuple(old) if old else None) == (tuple(new) if new else None):
+                continue
+            if new:
+                self.pooled[rid] = list(new)
+            else:
+                self.pooled.pop(rid)
+            changed.append(rid)
+        self._pooled_any = next(self.pooled.items(), None) is not None
+        return changed
 
     def backfill(self, rid: str, hosts, delta: int = 1) -> None:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:

@@ -256,19 +256,31 @@ class Group:
                     seg["vals"] = {}
                     self._bump()
 
-    def candidates(self, min_freq: int, card_set: int, cache: dict | None = None) -> list[Candidate]:
-        """Members with freq >= min_freq as rules. ``cache`` maps (shape, member, rev) to a
-        rendered rule: rendering only runs when the group's rev says something changed."""
+    def candidates(
+        self,
+        min_freq: int,
+        card_set: int,
+        cache: dict | None = None,
+        extra: dict[str, int] | None = None,
+        view: dict | None = None,
+    ) -> list[Candidate]:
+        """Members with freq >= min_freq as rules, counting ``extra`` clusters per member
+        (other partitions' of this shape, pooled; the rule's freq stays this group's, and
+        its validity counts them again: counts.py), rendered with the values and character
+        classes other partitions saw as well (``view``, as ``view()`` gives them).
+        ``cache`` maps (shape, member, rev, view revision) to a rendered rule: rendering
+        only runs when something it depends on changed."""
         out = []
         sid = shape_id(self.shape)
-        rev = self.st.get("rev", 0)
+        rev = (self.st.get("rev", 0), view["rev"]) if view else self.st.get("rev", 0)
         for mk, mem in self.st["members"].items():
-            if mem["n"] < min_freq:
+            n = mem["n"]
+            if n + (extra.get(mk, 0) if extra else 0) < min_freq:
                 continue
             key = (sid, mk, rev)
             hit = cache.get(key) if cache is not None else None
             if hit is None:
-                rparts = self._parts(mk.split("\x1d") if mk else [])
+                rparts = self._parts(mk.split("\x1d") if mk else [], view)
                 rctx: str | None
                 try:
                     rctx, rtrans = render(rparts, card_set)
@@ -282,27 +294,55 @@ class Group:
                     cache[key] = hit
             rid, context, transformation, hosts, parts = hit
             if context is not None:  # render's contexts start with "^": never "", so a transformation is there
-                out.append(Candidate(rid, context, cast(str, transformation), mem["n"], hosts, parts))
+                out.append(Candidate(rid, context, cast(str, transformation), n, hosts, parts))
         return out
 
-    def _parts(self, vkeys: list[str]) -> list[tuple]:
+    def view(self) -> dict[str, int]:
+        """What rendering reads besides the member keys, as names a worker group pools
+        (``bits`` ORed, values united): a slot's character bits ("b i" or "b i.j" for a
+        segment of an optional slot) and the values of a slot or segment still bound
+        ("o i NUL value", "s i.j NUL value")."""
+        out: dict[str, int] = {}
+        for i, slot in enumerate(self.st["slots"]):
+            if slot["k"] == "V":
+                if slot["bits"]:
+                    out[f"b{i}"] = slot["bits"]
+                continue
+            if not slot["free"]:
+                for v in slot["vals"]:
+                    out[f"o{i}\x00{v}"] = 1
+            for j, seg in enumerate(slot["segs"] or ()):
+                if seg["bits"]:
+                    out[f"b{i}.{j}"] = seg["bits"]
+                if not seg["free"]:
+                    for v in seg["vals"]:
+                        out[f"s{i}.{j}\x00{v}"] = 1
+        return out
+
+    def _parts(self, vkeys: list[str], view: dict | None = None) -> list[tuple]:
         parts: list[tuple] = []
         slots = iter(self.st["slots"])
         vk = iter(vkeys)
+        bits = view["bits"] if view else {}
+        si = -1  # the slot's index, as view() names it
         for item in self.shape:
             if not _is_slot(item):
                 parts.append(tuple(item))
                 continue
             slot = next(slots)
+            si += 1
             if item[0] == "V":
                 key = next(vk)
                 if slot["free"]:
-                    parts.append(("G", class_for(slot["bits"])))
+                    parts.append(("G", class_for(slot["bits"] | bits.get(f"b{si}", 0))))
                 else:
                     values, chosen = key.split("\x1e")
                     parts.append(("V", tuple(values.split("\x1f")), chosen))
             else:
-                parts.append(("O", tuple(sorted(slot["vals"])), _opt_regex(item[1], slot)))
+                vals = slot["vals"]
+                if view and not slot["free"] and view["vals"].get(f"o{si}"):
+                    vals = {**vals, **dict.fromkeys(view["vals"][f"o{si}"], 0)}
+                parts.append(("O", tuple(sorted(vals)), _opt_regex(item[1], slot, vals, view, si)))
         return parts
 
 
@@ -311,26 +351,30 @@ def _is_slot(item) -> bool:
     return item == ("V",) or item[0] == "S"
 
 
-def _opt_regex(skel, slot: dict) -> str:
+def _opt_regex(skel, slot: dict, vals=None, view: dict | None = None, si: int = 0) -> str:
     if not slot["free"]:
-        return alternation(slot["vals"], optional=True)
-    out, si = [], 0
+        return alternation(slot["vals"] if vals is None else vals, optional=True)
+    out, j = [], 0
     for item in skel:
         if item != "*":
             out.append(escape(item))
             continue
-        seg = slot["segs"][si]
-        si += 1
+        seg = slot["segs"][j]
+        bits = seg["bits"] | (view["bits"].get(f"b{si}.{j}", 0) if view else 0)
+        svals = seg["vals"]
+        if view and not seg["free"] and view["vals"].get(f"s{si}.{j}"):
+            svals = {**svals, **dict.fromkeys(view["vals"][f"s{si}.{j}"], 0)}
+        j += 1
         if seg["free"] and seg.get("fine"):
             # "(S(9f3a))": the punctuation every value had stays literal, so the class
             # cannot match a plain word ("/fr") on the same site
-            alnum = class_for(seg["bits"] & 3 or 3)
+            alnum = class_for(bits & 3 or 3)
             out.append("".join(alnum if t == "*" else escape(t) for t in seg["fine"]))
         elif seg["free"]:
-            out.append(class_for(seg["bits"]))
+            out.append(class_for(bits))
         else:
-            vals = sorted(seg["vals"], key=lambda v: (-len(v), v))
-            out.append(escape(vals[0]) if len(vals) == 1 else "(?:" + "|".join(escape(v) for v in vals) + ")")
+            ordered = sorted(svals, key=lambda v: (-len(v), v))
+            out.append(escape(ordered[0]) if len(ordered) == 1 else "(?:" + "|".join(escape(v) for v in ordered) + ")")
     return "(?:" + "".join(out) + ")?"
 
 

@@ -51,6 +51,9 @@ class Induction:
         prepare=None,
     ):
         self.groups = store.table("group", type=GroupRec)
+        # shape id -> what other partitions saw of it: clusters per member ("m"), slot
+        # character bits ("bits") and bound values ("vals"), and a revision ("rev")
+        self.pooled = store.table("gpool")
         self.clusters = clusters
         self.lifecycle, self.kv = lifecycle, kv
         self.min_freq, self.card_set, self.max_noise, self.generalize = min_freq, card_set, max_noise, generalize
@@ -78,6 +81,56 @@ class Induction:
                 self.dirty_groups.clear()
             if not self.kv.recheck():
                 break
+
+    def shared(self) -> tuple[dict[str, int], dict[str, int]]:
+        """For a worker group to pool: clusters per shape group member (``sid NUL
+        member``), and what rendering reads (``sid NUL`` a name of ``Group.view``).
+        Shapes abstract hosts away (generalize.py), so one shape's clusters on sites of
+        several partitions are evidence for one rule, rendered from all their values."""
+        members: dict[str, int] = {}
+        views: dict[str, int] = {}
+        for sid, rec in self.groups.items():
+            if sid.startswith(KV_GROUP):
+                continue
+            for mk, mem in rec.st["members"].items():
+                if mem["n"] > 0:
+                    members[sid + "\x00" + mk] = mem["n"]
+            for name, v in Group(self._shape(sid, rec.shape), rec.st).view().items():
+                views[sid + "\x00" + name] = v
+        return members, views
+
+    def pool(self, members: dict[str, int], views: dict[str, int]) -> None:
+        """Other partitions' ``shared`` counts, combined: groups whose pooled counts
+        changed derive their candidates again at the next flush."""
+        by_sid: dict[str, dict] = {}
+
+        def of(sid: str) -> dict:
+            return by_sid.setdefault(sid, {"m": {}, "bits": {}, "vals": {}})
+
+        for key, n in members.items():
+            sid, _, mk = key.partition("\x00")
+            of(sid)["m"][mk] = n
+        for key, v in views.items():
+            sid, _, name = key.partition("\x00")
+            if name[0] == "b":
+                of(sid)["bits"][name] = v
+            else:
+                slot, _, value = name.partition("\x00")
+                of(sid)["vals"].setdefault(slot, []).append(value)
+        for sid in sorted(set(by_sid) | {sid for sid, _ in self.pooled.items()}):
+            new, old = by_sid.get(sid), self.pooled.get(sid)
+            if new is not None:
+                for vals in new["vals"].values():
+                    vals.sort()
+            if (old and {k: old[k] for k in ("m", "bits", "vals")}) == (new or None):
+                continue
+            if new:
+                new["rev"] = (old or {}).get("rev", 0) + 1
+                self.pooled[sid] = new
+            else:
+                self.pooled.pop(sid)
+            if sid in self.groups:
+                self.dirty_groups.add(sid)
 
     def forget(self, cl: ClusterRec) -> None:
         """A cluster left the window: what it taught goes with it."""
@@ -156,7 +209,12 @@ class Induction:
         if stored is None:
             return
         g = Group(self._shape(sid, stored.shape), stored.st)
-        now = {c.id: c for c in g.candidates(self.min_freq, self.card_set, self._render_cache)} if g.n > 0 else {}
+        pooled = self.pooled.get(sid)
+        now = {}
+        if g.n > 0:
+            extra = pooled["m"] if pooled else None
+            cands = g.candidates(self.min_freq, self.card_set, self._render_cache, extra, pooled)
+            now = {c.id: c for c in cands}
         now = self.kv.variants(now)
         life = self.lifecycle
         for rid in stored.cands:

@@ -54,7 +54,7 @@ from .params import ParamRules
 from .protocol import LearnerBase
 from .records import ClusterRec, LearnerMeta, URLRec
 from .retarget import Retargeter
-from .transfer import Counts
+from .shared import BITS, CHECKS, CLASSES, MEMBERS, VALUES, Counts
 from .window import Window
 
 
@@ -166,15 +166,43 @@ class OnlineLearner(LearnerBase):
         self._derive()
         return self._take()
 
-    def transfer_counts(self) -> Counts:
-        """This learner's cross-site statistics (transfer.py), for a worker group to pool."""
-        return self.params.transfer.own_counts()
+    def shared_counts(self) -> Counts:
+        """What this learner counted that spans sites (shared.py), for a worker group to
+        pool: transfer classes, clusters per rule shape, validation counts per rule, and
+        what rendering a rule of many sites reads."""
+        out: Counts = {}
+        for cls, c in self.params.transfer.own_counts().items():
+            out[CLASSES + cls] = c
+        members, views = self.induction.shared()
+        for key, n in members.items():
+            out[MEMBERS + key] = (n,)
+        for key, v in views.items():
+            out[(BITS if key.partition("\x00")[2][0] == "b" else VALUES) + key] = (v,)
+        for rid, checks in self.counts.own().items():
+            out[CHECKS + rid] = checks
+        return out
 
     def pool(self, others: Counts) -> list[Rule]:
-        """The other partitions' cross-site statistics (the sum of their
-        ``transfer_counts``): names they prove are adopted by this learner's sites that
-        were waiting for them. Returns the rule changes; ``flush`` derives what follows."""
-        self.params.pool(others)
+        """The other partitions' ``shared_counts``, combined (shared.py ``others_of``):
+        names they prove are adopted by this learner's sites that were waiting for them;
+        candidates count their clusters and validation pairs, and render with their
+        values. Returns the rule changes; ``flush`` derives what follows."""
+        classes, members, views, checks = {}, {}, {}, {}
+        for key, c in others.items():
+            kind, name = key[:2], key[2:]
+            if kind == CLASSES:
+                classes[name] = (c[0], c[1])
+            elif kind == MEMBERS:
+                members[name] = c[0]
+            elif kind in (BITS, VALUES):
+                views[name] = c[0]
+            elif kind == CHECKS:
+                checks[name] = (c[0], c[1], c[2], c[3])
+        self.params.pool(classes)
+        self.induction.pool(members, views)
+        for rid in self.counts.pool(checks):
+            if rid in self.book:
+                self.lifecycle.evaluate(rid)
         self._recount()
         return self._take()
 

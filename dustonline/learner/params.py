@@ -67,7 +67,7 @@ from .names import (
     token_shape,
     transfer_class,
 )
-from .transfer import Counts, TransferStats
+from .transfer import ClassCounts, TransferStats
 
 CANDIDATE, VETOED = "candidate", "vetoed"
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
@@ -435,7 +435,7 @@ class ParamRules:
         if self.transfer.add(cls, active, vetoed):
             self._wake(cls)
 
-    def pool(self, others: Counts) -> None:
+    def pool(self, others: ClassCounts) -> None:
         """The other partitions' transfer statistics, pooled (transfer.py): classes they
         prove wake this learner's waiting sites."""
         for cls in self.transfer.pool(others):

@@ -14,29 +14,9 @@ from ..events.routing import partition_for, site_key
 from ..rules.ruleset import Rule
 from .online import OnlineLearner
 from .protocol import LearnerBase
-from .transfer import Counts
+from .shared import Counts, others_of
 
 POOL_ROUNDS = 8
-
-
-def others_of(counts: list[Counts]) -> list[Counts]:
-    """Per partition, the sum of the other partitions' counts (classes in key order)."""
-    total: dict[str, list[int]] = {}
-    for c in counts:
-        for cls, (a, v) in c.items():
-            t = total.setdefault(cls, [0, 0])
-            t[0] += a
-            t[1] += v
-    out = []
-    for c in counts:
-        o: Counts = {}
-        for cls in sorted(total):
-            a, v = total[cls]
-            mine = c.get(cls, (0, 0))
-            if a - mine[0] or v - mine[1]:
-                o[cls] = (a - mine[0], v - mine[1])
-        out.append(o)
-    return out
 
 
 class PartitionedLearner(LearnerBase):
@@ -68,7 +48,7 @@ class PartitionedLearner(LearnerBase):
     def flush(self) -> list[Rule]:
         out = [m for p, lrn in enumerate(self.learners) for m in self._merged(p, lrn.flush())]
         for _ in range(POOL_ROUNDS if self.partitions > 1 else 0):
-            counts = [lrn.transfer_counts() for lrn in self.learners]
+            counts = [lrn.shared_counts() for lrn in self.learners]
             if counts == self._pooled:
                 break
             self._pooled = counts

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..state.store import Store
 
-Counts = dict[str, tuple[int, int]]  # class -> (sites active, sites vetoed)
+ClassCounts = dict[str, tuple[int, int]]  # class -> (sites active, sites vetoed)
 
 
 class TransferStats:
@@ -43,11 +43,11 @@ class TransferStats:
             self.own.pop(cls)
         return not before and self.proven(cls)
 
-    def own_counts(self) -> Counts:
+    def own_counts(self) -> ClassCounts:
         """This learner's counts, for the group to pool (classes in key order)."""
         return {cls: (c[0], c[1]) for cls, c in self.own.items()}
 
-    def pool(self, others: Counts) -> list[str]:
+    def pool(self, others: ClassCounts) -> list[str]:
         """The other partitions' counts as now pooled (replacing the last); returns the
         classes this makes proven, in key order (their waiting sites adopt them)."""
         changed = sorted(set(others) | {cls for cls, _ in self.others.items()})
