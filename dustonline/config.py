@@ -106,6 +106,9 @@ class Kafka(_Section):
     # one per message waited ~1 s before learning (bench_stream.py)
     fetch_max_wait_ms: int = 50
     idle_flush_seconds: float = 1.0  # a partition idle this long derives its pending rules and checkpoints
+    # while some partition never goes quiet, the partitions pool their cross-site
+    # statistics this often anyway (stream/pool.py); 0 = only when the whole group is quiet
+    pool_every_seconds: float = 60.0
     data_dir: str = "dustonline-worker-data"  # local RocksDB of the worker's Faust tables
     web_port: int = 6066  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
     faust_metrics: bool = False  # also Faust's per-message sensor (measured: 12% of a worker's time)
@@ -172,6 +175,8 @@ class Config(_Section):
             problems.append(f"kafka.fetch_max_wait_ms must be 1-10000 (milliseconds), got {K.fetch_max_wait_ms}")
         if K.idle_flush_seconds <= 0:
             problems.append(f"kafka.idle_flush_seconds must be > 0, got {K.idle_flush_seconds}")
+        if K.pool_every_seconds < 0:
+            problems.append(f"kafka.pool_every_seconds must be >= 0 (0 = only when quiet), got {K.pool_every_seconds}")
         if K.processing_guarantee != "at_least_once":
             problems.append(
                 f"kafka.processing_guarantee must be 'at_least_once' (learner state is exactly-once through "

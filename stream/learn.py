@@ -94,7 +94,7 @@ class LearnAgent:
         self.batches = batches
         self.partials_topic = partials_topic
         self.transfer_topic = transfer_topic
-        self.pool = PoolCoordinator(cfg, outputs, transfer_topic, metrics.pool_rounds)
+        self.pool = PoolCoordinator(cfg, transfer_topic, metrics.pool_rounds)
         self.outputs = outputs
         self.metrics = metrics
         self.parts: dict[int, Partition] = {}
@@ -287,7 +287,9 @@ class LearnAgent:
             elif ps.pending and not ps.since_flush:
                 await self.checkpoints.write(ps)
         if 0 in self.assigned and (self.npart or 0) > 1:  # the owner of partition 0 pools the group's counts
-            self.pool.tick(self.npart)
+            self.pool.start(self.npart or 0)
+        else:
+            self.pool.stop()
 
     async def measure_lag(self, app) -> None:
         for p in sorted(self.assigned):

@@ -83,11 +83,9 @@ class Outputs:
         """Pages partition ``p``'s transfer counts as of its flush marker at ``offset``."""
         self.send(topic, topics.transfer_key(p), topics.transfer_value(p, offset, counts))
 
-    def flush_marker(self, topic: str, p: int, others=None) -> None:
-        """Into the partition itself, so rules are derived at a point of the log; with
-        ``others``, the pooled counts its learner adopts there (pool.py)."""
-        value = b"" if others is None else topics.pool_value(others)
-        self.send(topic, b"", value, partition=p, headers=[(topics.CONTROL_HEADER, topics.FLUSH)])
+    def flush_marker(self, topic: str, p: int) -> None:
+        """Into the partition itself, so rules are derived at a point of the log."""
+        self.send(topic, b"", b"", partition=p, headers=[(topics.CONTROL_HEADER, topics.FLUSH)])
 
     def dead_letter(self, msg, reason: str, detail: str, raw: bytes | None = None, line: int | None = None) -> None:
         """A rejected event with its reason and origin; bytes that are not UTF-8 go as base64."""

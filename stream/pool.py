@@ -1,25 +1,29 @@
-"""Pooling the cross-site statistics of a worker group (dustonline/learner/transfer.py):
-each partition's learner counts on how many of its sites a transfer class is active or
-vetoed; a site adopts a class proven on enough sites of *any* partition.
+"""Pooling what a worker group's learners count across sites (dustonline/learner/shared.py):
+transfer classes, clusters of one rule shape, a rule's validation counts, the values its
+context is rendered from. Each site is in one partition; these sums span partitions.
 
 After a partition derives at a flush marker, its learner's counts go to the compacted
 transfer topic, keyed by the partition, with the marker's offset (learn.py). The worker
-that owns pages partition 0 coordinates: when every pages partition has been learned to
-its end (each one's counts are as of its last record), it sums them and, if they changed
-since it last pooled, writes into every partition a flush marker carrying the sum of the
-*other* partitions' counts. Each learner adopts them where it reads the marker, derives,
-and publishes its counts again; the rounds stop when the counts no longer change.
+that owns pages partition 0 coordinates: when the counts changed since it last pooled,
+it writes into every partition a flush marker carrying the other partitions' counts
+combined. Each learner adopts them where it reads the marker, derives, and publishes its
+counts again. A round starts
+- when every pages partition has been learned to its end (each one's counts are as of
+  its last record): rounds repeat until the counts settle, from complete counts only, so
+  a group whose input has ended learns what ``dustonline learn --partitions N`` learns
+  (PartitionedLearner.flush does the same rounds);
+- or, while some partition never goes quiet, every ``kafka.pool_every_seconds`` from the
+  counts as last published.
 
 What a learner adopts is in its partition's log, so replays and recoveries pool at the
-same points with the same counts; and a round starts only from counts that are complete
-for every partition, so a group whose input has ended learns what ``dustonline learn
---partitions N`` learns (PartitionedLearner.flush does the same rounds). While traffic
-never stops on some partition, no round starts: pooling then waits for a quiet moment.
+same points with the same counts. The coordinator runs in a thread of its own, with its
+own kafka-python clients: its reads and writes never hold up the event loop that learns.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from dustonline.config import Config
@@ -34,18 +38,49 @@ CHECK_EVERY = 1.0  # seconds between the coordinator's looks at the end offsets
 
 
 class PoolCoordinator:
-    def __init__(self, cfg: Config, outputs, transfer_topic: str, rounds_counter=None):
+    def __init__(self, cfg: Config, transfer_topic: str, rounds_counter=None):
         self.cfg = cfg
-        self.outputs = outputs
         self.rounds_counter = rounds_counter
         self.topic = transfer_topic
+        self.npart = 0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
         self._consumer = None
+        self._producer = None
         self.counts: dict[int, topics.Transfer] = {}  # pages partition -> its latest counts
         self.pooled: list[Counts] | None = None  # the counts of the last round started
         self.rounds = 0  # rounds started since the counts last settled or new records came
         self._after = -1  # the pages partitions' end offsets summed, after the last round's markers
-        self._checked = 0.0
+        self._last_round = time.monotonic()  # the first periodic round waits a period
 
+    # ------------------------------------------------------------ thread
+    def start(self, npart: int) -> None:
+        """Coordinate a group of ``npart`` pages partitions (this worker owns partition 0)."""
+        self.npart = npart
+        if self._thread is None or not self._thread.is_alive():
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="dustonline-pool", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Partition 0 went elsewhere: its new owner coordinates."""
+        self._stop.set()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    self.tick(self.npart)
+                except Exception:
+                    log.exception("pooling round failed; trying again")
+                self._stop.wait(CHECK_EVERY)
+        finally:
+            for c in (self._consumer, self._producer):
+                if c is not None:
+                    c.close()
+            self._consumer = self._producer = None
+
+    # ------------------------------------------------------------ rounds
     def _read(self) -> None:
         from kafka import TopicPartition
 
@@ -54,53 +89,73 @@ class PoolCoordinator:
             tp = TopicPartition(self.topic, 0)
             self._consumer.assign([tp])
             self._consumer.seek_to_beginning(tp)
-        for recs in self._consumer.poll(timeout_ms=0, max_records=10_000).values():
-            for rec in recs:
-                if rec.value:
-                    t = topics.transfer_of(rec.value)
-                    self.counts[t.partition] = t
+        while True:
+            batch = self._consumer.poll(timeout_ms=200, max_records=10_000)
+            if not batch:
+                return
+            for recs in batch.values():
+                for rec in recs:
+                    if rec.value:
+                        t = topics.transfer_of(rec.value)
+                        self.counts[t.partition] = t
 
     def _ends(self, npart: int) -> dict[int, int]:
         from kafka import TopicPartition
 
         K = self.cfg.kafka
         tps = [TopicPartition(K.pages_topic, p) for p in range(npart)]
+        assert self._consumer is not None
         return {tp.partition: off for tp, off in self._consumer.end_offsets(tps).items()}
 
     def tick(self, npart: int) -> bool:
-        """Start a round if every partition is learned to its end and the counts changed;
-        True when markers were written."""
-        now = time.monotonic()
-        if now - self._checked < CHECK_EVERY:
+        """Start a round if the counts changed and either every partition is learned to
+        its end or ``kafka.pool_every_seconds`` passed since the last round; True when
+        markers were written."""
+        if npart < 2:
             return False
-        self._checked = now
         self._read()
         ends = self._ends(npart)
         if sum(ends.values()) > self._after:
             self.rounds = 0  # records came besides the markers: as a new PartitionedLearner.flush
+        complete = True
         for p in range(npart):
             t = self.counts.get(p)
             if ends.get(p, 0) > (t.offset + 1 if t is not None else 0):
-                return False  # records not learned yet, or learned but not published
+                complete = False  # records not learned yet, or learned but not published
         counts = [dict(self.counts[p].counts) if p in self.counts else {} for p in range(npart)]
         if counts == self.pooled:
-            self.rounds = 0
+            if complete:
+                self.rounds = 0
             return False
-        if self.rounds >= POOL_ROUNDS:
+        every = self.cfg.kafka.pool_every_seconds
+        if not complete and not (every > 0 and time.monotonic() - self._last_round >= every):
+            return False
+        if complete and self.rounds >= POOL_ROUNDS:
             return False  # as PartitionedLearner.flush: counts that keep changing wait for new records
+        self._round(npart, counts, ends, complete)
+        return True
+
+    def _round(self, npart: int, counts: list[Counts], ends: dict[int, int], complete: bool) -> None:
+        if self._producer is None:
+            self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
+        pages = self.cfg.kafka.pages_topic
+        header = [(topics.CONTROL_HEADER, topics.FLUSH)]
+        sent = [
+            self._producer.send(pages, key=b"", value=topics.pool_value(others), partition=p, headers=header)
+            for p, others in enumerate(others_of(counts))
+        ]
+        self._producer.flush()
+        for f in sent:
+            f.get(timeout=0)  # raises if a marker was not delivered: the round is tried again
         self.pooled = counts
         self.rounds += 1
-        pages = self.cfg.kafka.pages_topic
-        for p, others in enumerate(others_of(counts)):
-            self.outputs.flush_marker(pages, p, others)
-        self.outputs.deliver()
+        self._last_round = time.monotonic()
         self._after = sum(ends.values()) + npart
         if self.rounds_counter is not None:
             self.rounds_counter.inc()
-        log.info("pooled transfer counts of %d partitions (%d classes)", npart, len({c for x in counts for c in x}))
-        return True
-
-    def close(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
-            self._consumer = None
+        log.info(
+            "pooled transfer counts of %d partitions (%d names, %s)",
+            npart,
+            len({name for c in counts for name in c}),
+            "all learned to their end" if complete else "periodic: some partition is busy",
+        )

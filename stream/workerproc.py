@@ -37,6 +37,9 @@ def service_config(broker: str, tmp: Path, partitions: int, learning: dict | Non
             "partitions": partitions,
             "checkpoint_every": 500,
             "idle_flush_seconds": 1.0,
+            # pooling only when the group is quiet, as `learn --partitions N` pools at its
+            # end: a periodic round mid-stream would be a pooling point it does not have
+            "pool_every_seconds": 0,
             **kafka,
         },
     }

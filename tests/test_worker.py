@@ -339,6 +339,57 @@ def test_partitions_pool_their_cross_site_statistics_through_kill9(kafka_broker,
     assert dropping == set(provers) | {newcomer}
 
 
+def test_a_busy_group_pools_every_pool_every_seconds(kafka_broker, tmp_path, workers):
+    """Partition 0 never goes quiet (a fetch every 0.2 s, idle_flush_seconds 1): no round
+    from complete counts can start, yet with kafka.pool_every_seconds the newcomer on
+    partition 1 adopts the parameter its three sites proved, while the traffic goes on."""
+    import threading
+
+    from streams import transfer_across_partitions
+
+    from dustonline import FetchEvent
+    from dustonline_stream.admin import ensure_topics
+    from dustonline_stream.topics import page_key, page_value
+
+    events, provers, newcomer = transfer_across_partitions(2)
+    cfg = service_config(kafka_broker, tmp_path, partitions=2, pool_every_seconds=2.0)
+    c = load_config(cfg)
+    ensure_topics(c)
+    prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
+    for ev in events:
+        prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+    prod.flush()
+    stop = threading.Event()
+    sent = [0]
+
+    def busy():  # new pages of a partition-0 site, one every 0.2 s
+        while not stop.is_set():
+            sent[0] += 1
+            ts = events[-1].ts + sent[0]  # in the window of the others
+            ev = FetchEvent(url=f"http://{provers[0]}/more/{sent[0]}", ts=ts, digest=f"sha1:m{sent[0]}")
+            prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+            prod.flush()
+            stop.wait(0.2)
+
+    feeder = threading.Thread(target=busy, daemon=True)
+    feeder.start()
+    w = workers(cfg)
+    try:
+        with RuleSubscriber(c) as sub:
+            assert sub.wait_until_current(60)
+
+            def adopted():
+                return any(r.drop_param == "clkid" and newcomer in r.hosts for r in sub.rules.rules())
+
+            wait_until(adopted, 120, "the newcomer to adopt the pooled parameter", [w])
+            assert feeder.is_alive() and sent[0] > 10
+    finally:
+        stop.set()
+        feeder.join()
+        prod.close()
+    assert "periodic: some partition is busy" in w.tail(10_000)
+
+
 BAD = [
     (b'{"url": "http://www.x.com/a", "ts": ', "bad-json"),
     (bytes(range(256)) * 4, "undecodable"),

@@ -132,6 +132,7 @@ def test_topic_values_accepted_in_both_event_formats():
         ({"security_protocol": "TLS"}, "kafka.security_protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
         ({"group_id": "my group"}, "kafka.group_id must be characters of"),
         ({"idle_flush_seconds": 0}, "kafka.idle_flush_seconds must be > 0"),
+        ({"pool_every_seconds": -1}, "kafka.pool_every_seconds must be >= 0"),
         ({"fetch_max_wait_ms": 0}, "kafka.fetch_max_wait_ms must be 1-10000 (milliseconds)"),
     ],
 )
