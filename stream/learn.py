@@ -94,7 +94,7 @@ class LearnAgent:
         self.batches = batches
         self.partials_topic = partials_topic
         self.transfer_topic = transfer_topic
-        self.pool = PoolCoordinator(cfg, transfer_topic, metrics.pool_rounds)
+        self.pool = PoolCoordinator(cfg, transfer_topic, metrics.pool_rounds, metrics.pool_skipped)
         self.outputs = outputs
         self.metrics = metrics
         self.parts: dict[int, Partition] = {}

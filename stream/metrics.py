@@ -76,6 +76,11 @@ class WorkerMetrics:
             "rounds of pooled cross-site statistics this worker started (the owner of pages partition 0)",
             registry=r,
         )
+        self.pool_skipped = Counter(
+            "dustonline_pool_skipped",
+            "shared counts or pooling rounds not sent: over the message size limit (logged)",
+            registry=r,
+        )
         from dustonline import __version__
 
         Info("dustonline_build", "the worker's version", registry=r).info({"version": __version__})

@@ -79,9 +79,22 @@ class Outputs:
         for rule in changes:
             self.send(topic, topics.rule_key(rule.id), _partial_enc.encode(topics.Partial(p, rule)))
 
-    def transfer(self, topic: str, p: int, offset: int, counts) -> None:
-        """Pages partition ``p``'s transfer counts as of its flush marker at ``offset``."""
-        self.send(topic, topics.transfer_key(p), topics.transfer_value(p, offset, counts))
+    def transfer(self, topic: str, p: int, offset: int, counts) -> bool:
+        """Pages partition ``p``'s shared counts as of its flush marker at ``offset``;
+        False (logged and counted, nothing sent) when they are too large to send."""
+        value = topics.transfer_value(p, offset, counts)
+        if len(value) > topics.MAX_POOLED_BYTES:
+            self.metrics.pool_skipped.inc()
+            log.error(
+                "partition %d: shared counts are %d bytes compressed, over %d: not pooled "
+                "(the group pools without them; fewer partitions would keep them smaller)",
+                p,
+                len(value),
+                topics.MAX_POOLED_BYTES,
+            )
+            return False
+        self.send(topic, topics.transfer_key(p), value)
+        return True
 
     def flush_marker(self, topic: str, p: int) -> None:
         """Into the partition itself, so rules are derived at a point of the log."""

@@ -38,9 +38,10 @@ CHECK_EVERY = 1.0  # seconds between the coordinator's looks at the end offsets
 
 
 class PoolCoordinator:
-    def __init__(self, cfg: Config, transfer_topic: str, rounds_counter=None):
+    def __init__(self, cfg: Config, transfer_topic: str, rounds_counter=None, skipped_counter=None):
         self.cfg = cfg
         self.rounds_counter = rounds_counter
+        self.skipped_counter = skipped_counter
         self.topic = transfer_topic
         self.npart = 0
         self._thread: threading.Thread | None = None
@@ -95,9 +96,14 @@ class PoolCoordinator:
                 return
             for recs in batch.values():
                 for rec in recs:
-                    if rec.value:
+                    if not rec.value:
+                        continue
+                    try:
                         t = topics.transfer_of(rec.value)
-                        self.counts[t.partition] = t
+                    except ValueError as e:  # not ours: skipped, or every round would fail on it
+                        log.error("transfer topic offset %d: not a partition's counts (%s); skipped", rec.offset, e)
+                        continue
+                    self.counts[t.partition] = t
 
     def _ends(self, npart: int) -> dict[int, int]:
         from kafka import TopicPartition
@@ -140,10 +146,18 @@ class PoolCoordinator:
             self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
         pages = self.cfg.kafka.pages_topic
         header = [(topics.CONTROL_HEADER, topics.FLUSH)]
-        sent = [
-            self._producer.send(pages, key=b"", value=topics.pool_value(others), partition=p, headers=header)
-            for p, others in enumerate(others_of(counts))
-        ]
+        values = [topics.pool_value(others) for others in others_of(counts)]
+        if max(map(len, values)) > topics.MAX_POOLED_BYTES:
+            self.pooled = counts  # not again until the counts change
+            if self.skipped_counter is not None:
+                self.skipped_counter.inc()
+            log.error(
+                "pooling round not started: a marker would be %d bytes compressed, over %d",
+                max(map(len, values)),
+                topics.MAX_POOLED_BYTES,
+            )
+            return
+        sent = [self._producer.send(pages, key=b"", value=v, partition=p, headers=header) for p, v in enumerate(values)]
         self._producer.flush()
         for f in sent:
             f.get(timeout=0)  # raises if a marker was not delivered: the round is tried again

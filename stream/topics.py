@@ -15,6 +15,9 @@ transfer topic: key = pages partition; value = a ``Transfer`` as JSON (compacted
 
 from __future__ import annotations
 
+import gzip
+import zlib
+
 import msgspec
 
 from dustonline.config import Config
@@ -58,27 +61,48 @@ def _has_header(headers, name: str, value: bytes) -> bool:
     return any(k == name and v == value for k, v in items)
 
 
+# pooled counts grow with the learned state: they go gzip-compressed (Kafka's size limit
+# applies to what kafka-python is handed), and a value past this is not sent (pool.py)
+MAX_POOLED_BYTES = 900_000
+
+
 class Pool(msgspec.Struct):
-    """A flush marker's value: the sum of the other partitions' transfer counts."""
+    """A flush marker's value: the other partitions' counts, combined."""
 
     others: dict[str, tuple[int, ...]]
 
 
 class Transfer(msgspec.Struct):
-    """A partition learner's transfer counts as of the flush marker at ``offset``."""
+    """A partition learner's shared counts as of the flush marker at ``offset``."""
 
     partition: int
     offset: int
     counts: dict[str, tuple[int, ...]]
 
 
+def _gz(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=6, mtime=0)
+
+
+def _ungz(value: bytes) -> bytes:
+    if value[:2] != b"\x1f\x8b":
+        return value
+    try:
+        return gzip.decompress(value)
+    except (EOFError, OSError, zlib.error) as e:  # truncated, or not gzip after all
+        raise ValueError(f"bad gzip: {e}") from e
+
+
 def pool_value(others) -> bytes:
-    return _json.encode(Pool(dict(others)))
+    return _gz(_json.encode(Pool(dict(others))))
 
 
 def pool_of(value: bytes | None) -> dict[str, tuple[int, ...]] | None:
-    """The pooled counts a flush marker carries; None for a plain one."""
-    return msgspec.json.decode(value, type=Pool).others if value else None
+    """The pooled counts a flush marker carries; None for a plain one; ValueError for a
+    value that is neither."""
+    if not value:
+        return None
+    return msgspec.json.decode(_ungz(value), type=Pool).others
 
 
 def transfer_key(p: int) -> bytes:
@@ -86,11 +110,11 @@ def transfer_key(p: int) -> bytes:
 
 
 def transfer_value(p: int, offset: int, counts) -> bytes:
-    return _json.encode(Transfer(p, offset, dict(counts)))
+    return _gz(_json.encode(Transfer(p, offset, dict(counts))))
 
 
 def transfer_of(value: bytes) -> Transfer:
-    return msgspec.json.decode(value, type=Transfer)
+    return msgspec.json.decode(_ungz(value), type=Transfer)
 
 
 def rule_key(rule_id: str) -> bytes:

@@ -140,3 +140,22 @@ def test_worker_config_errors_say_what_to_fix(kafka, fix):
     with pytest.raises(ConfigError) as e:
         config_from_dict({"kafka": kafka})
     assert fix in str(e.value)
+
+
+def test_pooled_counts_travel_compressed_and_a_bad_marker_value_is_an_error_not_a_crash():
+    """Markers and the transfer topic carry gzip'd JSON (the counts grow with the state);
+    a marker value that decodes neither way is a ValueError, which the worker dead-letters
+    and then treats as a plain flush (learn.py)."""
+    import gzip
+
+    from dustonline_stream import topics
+
+    others = {"c\x00clkid": (3, 0), "m\x00abc\x00": (2,), "v\x00r-1": (4, 4, 0, 2)}
+    value = topics.pool_value(others)
+    assert value[:2] == b"\x1f\x8b" and topics.pool_of(value) == others
+    assert topics.pool_of(b"") is None
+    t = topics.transfer_of(topics.transfer_value(1, 41, others))
+    assert (t.partition, t.offset, t.counts) == (1, 41, others)
+    for bad in (b"not json", b"\x1f\x8b\x08garbage", b"\x1f\x8bXXXXXXXXXXXX", gzip.compress(b'{"others": 3}')):
+        with pytest.raises(ValueError):
+            topics.pool_of(bad)

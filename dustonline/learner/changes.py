@@ -22,6 +22,8 @@ class RuleChanges:
 
     def take(self) -> list[Rule]:
         """The step's changes, one final record per rule, in the order of those records."""
+        if not self._out:  # most steps publish nothing
+            return []
         last: dict[str, tuple[int, Rule]] = {}
         fresh: set[str] = set()
         for i, (rule, new) in enumerate(self._out):
