@@ -148,3 +148,22 @@ def test_the_render_cache_never_serves_a_stale_rule(monkeypatch):
         learner.learn_one(ev)
     learner.flush()
     assert sum(checked) > 100
+
+
+def test_a_long_session_token_is_one_varying_set_not_noise():
+    """Tokenization splits a hex session id into digit and letter runs: counted one column
+    at a time, ``;jsessionid=06381D3C...`` outweighed the page's path and the cluster was
+    dropped as noise (0% of Java session paths on the long-tail tuning stream). Counted as
+    token sets (a delimiter, or a run of words between two), it is a minority; URLs that
+    share nothing but the host still are noise."""
+    from dustonline.learner.induce import render
+    from dustonline.rules import CompiledRule, Rule
+
+    page = "https://www.example.org/jobs/36426.html"
+    parts = parts_of(linear_alignment([page, page + ";jsessionid=06381D3C67F85A834360A6C05F1E36BA.worker1"]), 0.5)
+    assert parts is not None
+    context, transformation = render(parts, 5)
+    rule = CompiledRule(Rule(id="r", hosts=["www.example.org"], context=context, transformation=transformation))
+    assert rule.apply(page + ";jsessionid=06381D3C67F85A834360A6C05F1E36BA.worker1") == rule.apply(page)
+    unrelated = ["https://www.example.org/a/b/c.html", "https://www.example.org/x1y2/zz9q.php?k=v&w=3"]
+    assert parts_of(linear_alignment(unrelated), 0.5) is None

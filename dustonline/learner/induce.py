@@ -35,14 +35,37 @@ def classify(col: dict[str, int]) -> int:
     return _INV if len(col) == 1 else _VAR
 
 
+def _noise(cols, kinds) -> float:
+    """The share of token sets that vary. A set is a delimiter or a run of the word
+    tokens between two: tokenization splits ``06381D3C67F8`` into digit and letter runs,
+    and a session id counted token by token outweighed the page's whole path."""
+    sets = varying = 0
+    in_word = word_varies = False
+    for col, kind in zip(cols, kinds):
+        if all(not t or t in DELIMITERS for t in col):
+            if in_word:
+                sets += 1
+                varying += word_varies
+                in_word = False
+            sets += 1
+            varying += kind != _INV
+        else:
+            if not in_word:
+                in_word, word_varies = True, False
+            word_varies = word_varies or kind != _INV
+    if in_word:
+        sets += 1
+        varying += word_varies
+    return varying / sets if sets else 0.0
+
+
 def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
     """Parts of the rule for one aligned cluster, or None when it teaches nothing:
     identical URLs (no set varies) or noise (more than ``max_noise`` of the sets vary,
     the mark of unrelated URLs sharing one body, such as soft-404 pages)."""
     cols = cons.cols
     kinds = [classify(c) for c in cols]
-    varying = sum(1 for k in kinds if k != _INV)
-    if varying == 0 or varying > max_noise * len(kinds):
+    if all(k == _INV for k in kinds) or _noise(cols, kinds) > max_noise:
         return None
     rows = cons.rows
     parts: list[tuple] = []
