@@ -176,3 +176,15 @@ def test_a_rewrite_rule_whose_clusters_are_on_several_partitions_is_learned_and_
     single.learn_many(events + bad)
     group.learn_many(events + bad)
     assert rewrites(single) == rewrites(group) == []
+
+
+def test_pooled_counts_of_the_wrong_arity_are_skipped_not_fatal():
+    """A flush marker's counts come from the log: whatever a producer wrote there must not
+    end the learner that reads it."""
+    learner = OnlineLearner(config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}}))
+    events, _, _ = transfer_across_partitions(2)
+    learner.learn_many(events)
+    before = learner.rules()
+    assert learner.pool({"v\x00r-1": (1,), "c\x00clkid": (5,), "m\x00x\x00": ()}) == []
+    learner.flush()
+    assert learner.rules() == before

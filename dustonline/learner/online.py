@@ -190,6 +190,8 @@ class OnlineLearner(LearnerBase):
         classes, members, views, checks = {}, {}, {}, {}
         for key, c in others.items():
             kind, name = key[:2], key[2:]
+            if len(c) < (4 if kind == CHECKS else 2 if kind == CLASSES else 1):
+                continue  # not what shared_counts writes: a marker some other producer made
             if kind == CLASSES:
                 classes[name] = (c[0], c[1])
             elif kind == MEMBERS:

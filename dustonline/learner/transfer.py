@@ -2,11 +2,10 @@
 sites a class is active and on how many it was vetoed, which decides whether it is
 *proven* and a new site adopts it on one cluster of its own evidence (params.py).
 
-These are the only statistics a learner keeps across sites; everything else is per
-site, and a worker group routes each site to one partition. So a partition's learner
-counts its own sites (``own``) and adds what the other partitions counted (``others``),
-as of the last time the group pooled them (``pool``): DustLin-MR's reduce, for the one
-sum that spans partitions. A single learner has no others, and decides as before.
+A worker group routes each site to one partition, and these counts span sites (one of
+the sums shared.py lists): a partition's learner counts its own sites (``own``) and adds
+what the other partitions counted (``others``), as of the last time the group pooled
+them (``pool``). A single learner has no others, and decides as before.
 """
 
 from __future__ import annotations
