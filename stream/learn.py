@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import time
 
@@ -116,14 +117,18 @@ class LearnAgent:
         to the next owner, who restores the last checkpoint from the changelog. Fetched
         batches go too: Faust seeks every partition back to its commit after a rebalance."""
         self.batches.clear()
+        closed = False
         for tp in revoked:
             if tp.topic == self.K.pages_topic:
                 self.assigned.discard(tp.partition)
                 ps = self.parts.pop(tp.partition, None)
                 if ps is not None:
                     ps.backend.close()
+                    closed = True
                 self.metrics.forget_partition(tp.partition)
         self.metrics.partitions.set(len(self.assigned))
+        if closed:  # the learners are reference cycles: their RocksDB handles go now (state.py)
+            gc.collect()
 
     def _open(self, p: int) -> Partition:
         backend = FaustTableBackend(self.table, p)
@@ -204,7 +209,7 @@ class LearnAgent:
             try:
                 others = topics.pool_of(msg.value)
             except ValueError as e:  # not a marker this worker wrote: a plain flush, and said so
-                self.outputs.dead_letter(msg, "bad flush marker", str(e))
+                self.outputs.dead_letter(msg, "bad-flush-marker", str(e))
                 others = None
             self._flush(ps, off, others)
             ps.since_checkpoint = self.K.checkpoint_every  # and checkpoint now

@@ -123,8 +123,13 @@ class FaustTableBackend(_Backend):
         """Nothing: durability comes with ``commit`` (a checkpoint of the worker)."""
 
     def close(self) -> None:
+        """The partition was revoked: let go of Faust's RocksDB handle, which Faust stops
+        referencing at a revoke and leaves to the garbage collector to close. Held here
+        (a learner is a reference cycle, freed only by a collection), its LOCK made the
+        next assignment of the partition to this worker retry for 30 s and crash."""
         self._overlay.clear()
         self._batch = self._new_batch()
+        self.db = None
 
     # ------------------------------------------------------------ checkpoint
     @property

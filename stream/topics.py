@@ -6,11 +6,12 @@ format of docs/formats.md). A message with the header ``dustonline-format: jsonl
 several events of one partition, one JSON object per line, in order (``dustonline replay
 --batch``): the worker's cost per message is then shared by the lines. A record with the
 header ``dustonline-control: flush`` is a flush marker: the worker derives rules where it
-reads one (stream/learn.py); its value is empty, or a ``Pool``: the other partitions'
-cross-site statistics, which the partition's learner adopts there (pool.py). Rules topic: key = rule id; value =
-the rule record as in a rules file, or null (a tombstone) to forget the id. Both UTF-8.
-The worker's internal partials topic: key = rule id; value = a ``Partial`` as JSON. Its
-transfer topic: key = pages partition; value = a ``Transfer`` as JSON (compacted).
+reads one (stream/learn.py); its value is empty, or a ``Pool`` (gzip'd JSON): the other
+partitions' cross-site counts, which the partition's learner adopts there (pool.py).
+Rules topic: key = rule id; value = the rule record as in a rules file, or null (a
+tombstone) to forget the id. Both UTF-8. The worker's internal partials topic: key =
+rule id; value = a ``Partial`` as JSON. Its transfer topic (compacted): key = pages
+partition; value = a ``Transfer`` as gzip'd JSON.
 """
 
 from __future__ import annotations

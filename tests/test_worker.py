@@ -420,12 +420,17 @@ def test_bad_input_goes_to_the_dead_letter_topic(kafka_broker, stream_data, tmp_
         if i % step == step // 2 and i // step < len(BAD):
             prod.send(c.kafka.pages_topic, key=b"x.com", value=BAD[i // step][0])
         prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+    # a flush marker whose value is not the pooled counts the worker writes: dead-lettered,
+    # and a plain flush (at the end, where the worker would derive anyway)
+    from dustonline_stream.topics import CONTROL_HEADER, FLUSH
+
+    prod.send(c.kafka.pages_topic, key=b"", value=b'{"others": 3}', partition=0, headers=[(CONTROL_HEADER, FLUSH)])
     prod.flush()
     w = workers(cfg)
     wait_until(learned_all([w], 1, len(events)), 180, "the worker to learn the valid events", [w])
     assert w.alive()
-    got = dead_letters(kafka_broker, c.kafka.dlq_topic, len(BAD))
-    assert [r["reason"] for r in got] == [reason for _, reason in BAD]
+    got = dead_letters(kafka_broker, c.kafka.dlq_topic, len(BAD) + 1)
+    assert [r["reason"] for r in got] == [reason for _, reason in BAD] + ["bad-flush-marker"]
     assert all(r["topic"] == c.kafka.pages_topic and r["offset"] >= 0 and r["raw"] for r in got)
     assert got[1]["encoding"] == "base64"
     metrics = w.get("/metrics")
