@@ -98,7 +98,7 @@ class Outputs:
 
     def flush_marker(self, topic: str, p: int) -> None:
         """Into the partition itself, so rules are derived at a point of the log."""
-        self.send(topic, b"", b"", partition=p, headers=[(topics.CONTROL_HEADER, topics.FLUSH)])
+        self.send(topic, b"", b"", partition=p, headers=topics.FLUSH_HEADERS)
 
     def dead_letter(self, msg, reason: str, detail: str, raw: bytes | None = None, line: int | None = None) -> None:
         """A rejected event with its reason and origin; bytes that are not UTF-8 go as base64."""

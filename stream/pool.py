@@ -145,7 +145,6 @@ class PoolCoordinator:
         if self._producer is None:
             self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
         pages = self.cfg.kafka.pages_topic
-        header = [(topics.CONTROL_HEADER, topics.FLUSH)]
         values = [topics.pool_value(others) for others in others_of(counts)]
         if max(map(len, values)) > topics.MAX_POOLED_BYTES:
             self.pooled = counts  # not again until the counts change
@@ -157,7 +156,10 @@ class PoolCoordinator:
                 topics.MAX_POOLED_BYTES,
             )
             return
-        sent = [self._producer.send(pages, key=b"", value=v, partition=p, headers=header) for p, v in enumerate(values)]
+        sent = [
+            self._producer.send(pages, key=b"", value=v, partition=p, headers=topics.FLUSH_HEADERS)
+            for p, v in enumerate(values)
+        ]
         self._producer.flush()
         for f in sent:
             f.get(timeout=0)  # raises if a marker was not delivered: the round is tried again

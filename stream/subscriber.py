@@ -143,16 +143,14 @@ class RuleSubscriber:
                     consumer.close()
 
     def _consumer(self):
-        from kafka import KafkaConsumer, TopicPartition
+        from kafka import TopicPartition
 
-        K = self.cfg.kafka
-        c = KafkaConsumer(
-            bootstrap_servers=K.bootstrap_servers.split(","),
-            client_id=K.client_id + "-subscriber",
+        c = clients.consumer(
+            self.cfg,
+            client_id=self.cfg.kafka.client_id + "-subscriber",
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
-            **clients.security(self.cfg),
         )
         parts = c.partitions_for_topic(self.topic)
         if not parts:

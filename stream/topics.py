@@ -51,6 +51,9 @@ CONTROL_HEADER = "dustonline-control"
 FLUSH = b"flush"
 
 
+FLUSH_HEADERS = [(CONTROL_HEADER, FLUSH)]  # a flush marker's headers (outputs.py, pool.py)
+
+
 def is_flush(headers) -> bool:
     return _has_header(headers, CONTROL_HEADER, FLUSH)
 
