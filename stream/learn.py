@@ -240,7 +240,8 @@ class LearnAgent:
         if ps.since_flush or others is not None:
             self.outputs.partials(self.partials_topic, ps.p, lrn.flush())
             ps.since_flush = 0
-        self.outputs.transfer(self.transfer_topic, ps.p, off, lrn.shared_counts())
+        if self.npart != 1:  # one partition has nothing to pool with (None: not known yet)
+            self.outputs.transfer(self.transfer_topic, ps.p, off, lrn.shared_counts())
 
     def _learn_value(self, ps: Partition, msg, value, line: int | None) -> None:
         try:

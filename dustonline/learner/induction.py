@@ -122,7 +122,8 @@ class Induction:
             if new is not None:
                 for vals in new["vals"].values():
                     vals.sort()
-            if (old and {k: old[k] for k in ("m", "bits", "vals")}) == (new or None):
+            before = {k: old[k] for k in ("m", "bits", "vals")} if old else None  # without "rev"
+            if before == new:
                 continue
             if new:
                 new["rev"] = (old or {}).get("rev", 0) + 1

@@ -1,10 +1,10 @@
 """What a worker group learns, embedded: one learner per partition of the pages topic.
 
-Each site's evidence is in one partition; the cross-site statistics of transfer classes
-(transfer.py) are pooled when the group flushes, as a worker pools them at flush
-markers: each learner gets the sum of the others' counts, and sites waiting for a class
-proven elsewhere adopt it. Rounds repeat while the counts change (an adoption is one
-more site for its class), up to ``POOL_ROUNDS``."""
+Each site's evidence is in one partition; what a learner counts across sites (shared.py:
+transfer classes, rule-shape clusters, validation counts, rendering values) is pooled
+when the group flushes, as a worker group pools it at flush markers (stream/pool.py):
+each learner gets the other partitions' counts combined. Rounds repeat while the counts
+change (an adoption is one more site for its class), up to ``POOL_ROUNDS``."""
 
 from __future__ import annotations
 
