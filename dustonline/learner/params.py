@@ -108,7 +108,7 @@ class ParamRules:
     def __init__(
         self, store: Store, host_urls: HostURLs, changes: RuleChanges, clock: Clock, min_freq: int, card_set: int
     ):
-        self.obs = store.table("pobs", type=ParamObs)
+        self.obs = store.table("pobs", type=ParamObs, filtered=True)  # most URLs are of clusters never observed
         self.ev = store.table("pev", type=ParamEv)
         self.transfer = TransferStats(store, min_freq)  # transfer class -> sites active, vetoed (pooled)
         # transfer class NUL site NUL name -> 1: candidates with evidence short of min_freq,
