@@ -15,6 +15,7 @@ from .induce import parts_of
 from .kvrules import PREFIX as KV_GROUP
 from .kvrules import KVRules
 from .lifecycle import Lifecycle
+from .paramorder import one_order
 from .records import ClusterRec, GroupRec
 
 
@@ -165,10 +166,10 @@ class Induction:
         parameter and path-edit rules applied (RuleSet applies those first), so a page's
         alias path teaches the same rule whatever tracking, session or ``www`` variants
         came with it (evidence per alias, not per combination). None: those rules explain
-        the whole sample."""
-        if self.prepare is None:
-            return unpack(rows), cl.hosts
-        prepared = list(dict.fromkeys(self.prepare(u) for u in urls))
+        the whole sample. URLs that list parameters in another order are left out
+        (paramorder.one_order)."""
+        prepared = urls if self.prepare is None else list(dict.fromkeys(self.prepare(u) for u in urls))
+        prepared = one_order(prepared)
         if prepared == urls:
             return unpack(rows), cl.hosts
         if len(prepared) < 2:

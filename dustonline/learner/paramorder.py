@@ -22,7 +22,7 @@ from ..rules import params
 from ..rules.params import BARE
 from .induce import char_bits, class_for, escape
 
-MAX_KEYS = 4  # at most 4! = 24 orders of one key set in one alternation
+MAX_KEYS = 6  # key sets of up to six parameters (a CMS article: option, view, id, catid, Itemid)
 MAX_ORDERS = 6  # orders of one key set kept in a rule (the most seen)
 
 
@@ -58,6 +58,30 @@ def order_evidence(urls: list[str]) -> dict[tuple, list]:
             for j, k in enumerate(keys):
                 ent[1][j] |= char_bits(da[k])
     return {k: [sorted(map(list, v[0])), v[1]] for k, v in found.items()}
+
+
+def one_order(urls: list[str]) -> list[str]:
+    """``urls`` without those that list two parameters in another order than a URL kept
+    before them. Aligned token by token, two orders put one parameter's value under
+    another's name: the rule writes names with their values dropped
+    (``?Itemid=&option=``, a URL no site serves, for any values) or drops a page's id as
+    an optional part. Order is learned here (``order_evidence``); the rest of such a
+    cluster aligns in one order."""
+    names = [[k for k, _ in params.query_pairs(u)] for u in urls]
+    if sum(1 for n in names if len(n) >= 2) < 2:
+        return urls  # most clusters: at most one URL with two parameters
+    kept: list[int] = []
+    for i, a in enumerate(names):
+        if all(_same_order(a, names[j]) for j in kept):
+            kept.append(i)
+    return urls if len(kept) == len(urls) else [urls[i] for i in kept]
+
+
+def _same_order(a: list[str], b: list[str]) -> bool:
+    common = set(a) & set(b)
+    if len(common) < 2:
+        return True
+    return [k for k in a if k in common] == [k for k in b if k in common]
 
 
 def branch(keys, order, bits, group: int) -> tuple[str, list[int], list[int]]:
