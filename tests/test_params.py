@@ -586,6 +586,7 @@ def two_forms(host: str, a: str, b: str, pages: int, t: Clock, offset: int = 0):
         ("/p/{}", "/p/{}?", "empty-query"),
         ("/Docs/P{}.aspx", "/docs/p{}.aspx", "lowercase-path"),
         ("/docs/p.aspx?ID={}", "/docs/p.aspx?id={}", "lowercase-query-names"),
+        ("/c.php?cat=a&item={}&s=2", "/c.php?item={}&s=2&cat=a", "sort-query"),
     ],
 )
 def test_a_path_edit_is_learned_from_min_freq_clusters_and_applies_to_new_paths(a, b, edit):
@@ -608,6 +609,22 @@ def test_a_path_edit_that_would_merge_two_pages_is_vetoed():
     evs = [page("b.com", "/x/", "dir", t), page("b.com", "/x/home", "another page", t)]
     learn(lrn, evs + two_forms("b.com", "/p/{}/", "/p/{}/home", 5, t))
     assert "last-segment:home" not in edit_rules(lrn)
+
+
+def test_query_order_that_selects_another_page_is_vetoed():
+    """Two orders of one query that are two pages (an application that reads its query
+    as a list) veto the sort where they were seen; a site of the same shape without
+    them sorts."""
+    t = Clock()
+    lrn = learner()
+    evs = [page("a.com", "/r?to=x&to=y", "route x-y", t), page("a.com", "/r?from=x&to=y", "x to y", t)]
+    evs += [page("a.com", "/r?to=y&from=x", "y from x", t)]
+    learn(lrn, evs + two_forms("a.com", "/c?cat=a&item={}", "/c?item={}&cat=a", 5, t))
+    learn(lrn, two_forms("b.com", "/c?cat=a&item={}", "/c?item={}&cat=a", 5, t))
+    assert edit_rules(lrn).get("sort-query") == ["b.com"]
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/r?from=x&to=y") != rs.canonicalize("http://a.com/r?to=y&from=x")
+    assert rs.canonicalize("http://b.com/c?item=9&cat=b") == rs.canonicalize("http://b.com/c?cat=b&item=9")
 
 
 def test_a_case_sensitive_site_never_gets_its_path_lowered():

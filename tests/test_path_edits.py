@@ -62,6 +62,29 @@ def test_lowercase_query_names(url, out):
     assert apply_edits(url, {"lowercase-query-names"}) == out
 
 
+@pytest.mark.parametrize(
+    "url,out",
+    [
+        ("http://x.com/a?b=2&a=1#z=0&y=1", "http://x.com/a?a=1&b=2#z=0&y=1"),  # the query only
+        ("http://x.com/a?b=1&a=2&b=0&a=1", "http://x.com/a?a=2&a=1&b=1&b=0"),  # a name's parts keep their order
+        ("http://x.com/a?b&a=&=c&&A=1", "http://x.com/a?=c&&A=1&a=&b"),  # by code point; bare and empty names
+        ("http://x.com/a?é=1&z=2", "http://x.com/a?z=2&é=1"),
+        ("http://x.com/a?x=b=2&x=a", "http://x.com/a?x=b=2&x=a"),  # the name ends at the first "="
+        ("http://x.com/a?b=1", "http://x.com/a?b=1"),
+        ("http://x.com/a?", "http://x.com/a?"),
+    ],
+)
+def test_sort_query(url, out):
+    assert apply_edits(url, {"sort-query"}) == out
+
+
+def test_sort_query_compares_names_as_lowercase_query_names_leaves_them():
+    edits = {"lowercase-query-names", "sort-query", "empty-query"}
+    assert apply_edits("http://x.com/a?b=1&A=2", edits) == "http://x.com/a?a=2&b=1"
+    assert applied_edits("http://x.com/a?b=1&A=2", edits) == ["lowercase-query-names", "sort-query"]
+    assert apply_edits("http://x.com/a?b=1&A=2", {"sort-query"}) == "http://x.com/a?A=2&b=1"
+
+
 def test_lowercase_path_and_names_together():
     both = {"lowercase-path", "lowercase-query-names", "empty-query", "last-segment:default.aspx"}
     assert apply_edits("http://x.com/A/Default.aspx?ArticleId=9", both) == "http://x.com/a/?articleid=9"
@@ -85,6 +108,7 @@ def test_edits_apply_in_one_documented_order():
         ("lowercase-path", True),
         ("lowercase-query-names", True),
         ("empty-query", True),
+        ("sort-query", True),
         ("last-segment:default.aspx", True),
         ("last-segment:", False),
         ("last-segment:a/b", False),

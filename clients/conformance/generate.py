@@ -614,6 +614,7 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
         "a path edit (normalize) applies on its hosts after the scheme and parameter rules and "
         "before rewrite rules, in one order: lowercase-path (ASCII letters of the path), "
         "lowercase-query-names (ASCII letters of each query part's name, values untouched), "
+        "sort-query (the query's parts by the code points of their names, a stable sort), "
         "empty-query, last-segment:<literal> (byte for byte, the / before it kept), "
         "trailing-slash (not the root's); a rewrite that matches only the URL as given still "
         "decides; the key's own host's edits apply to a rewrite's output; the path ends at the "
@@ -634,6 +635,11 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             R("e-qn-eq", ["qn.com"], normalize="empty-query"),
             R("p-qn", ["qn.com"], drop_param="SID"),
             R("r-qn", ["qn.com"], r"^http\:\/\/qn\.com\/P\?id\=([0-9]+)$", "http://qn.com/p/$1"),
+            R("e-sq", ["sq.com"], normalize="sort-query"),
+            R("e-sq-qn", ["sq.com"], normalize="lowercase-query-names"),
+            R("e-sq-eq", ["sq.com"], normalize="empty-query"),
+            R("p-sq", ["sq.com"], drop_param="sid"),
+            R("r-sq", ["sq.com"], r"^http\:\/\/sq\.com\/c\?cat\=([a-z]+)\&id\=([0-9]+)$", "http://sq.com/$1/$2"),
             # all four on one host: their order; an upper-case literal never meets a lowered path
             R("a-slash", ["all.com"], normalize="trailing-slash", support=40),
             R("a-index", ["all.com"], normalize="last-segment:index.html", support=30),
@@ -736,6 +742,17 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://qn.com/a#?Q=1",
             "http://qn.com/a?Q=1#?R=2",
             "http://www.qn.com/a?Q=1",
+            # sort-query: parts by name, each name's parts in order, after lowered names
+            "http://sq.com/c?id=7&cat=a",
+            "http://sq.com/c?ID=7&Cat=a",
+            "http://sq.com/c?id=7&sid=1&cat=a",
+            "http://sq.com/a?b=1&a=2&b=0&a=1",
+            "http://sq.com/a?b&a=&=c&&z=1",
+            "http://sq.com/a?\U0001f600=2&\ufb01=1&\u00e9=3",
+            "http://sq.com/a?x=b=2&x=a",
+            "http://sq.com/a?b=1#z=0&y=1",
+            "http://sq.com/a?sid=1",
+            "http://sq.com/a?",
             # the order: lowered, empty query, last segment, trailing slash
             "http://all.com/A/Index.html?",
             "http://all.com/a/index.html?#f",

@@ -8,14 +8,16 @@ A name is a hypothesis "the page does not depend on this", about one site:
   (``Rule.canonical_host``);
 - a path edit: the trailing slash (``SLASH``), an empty query (``EMPTYQ``), a last
   segment such as ``index.html`` (``LASTP`` + it), the path's letter case (``CASE``),
-  the query names' letter case (``QCASE``) (``Rule.normalize``).
+  the query names' letter case (``QCASE``), the order of the query's parameters
+  (``ORDER``) (``Rule.normalize``).
 
 Most are evidence when they vary between URLs of one address (site and path) of a
 dup-cluster: present and absent, or two values. Some every URL has, and two values are
 the evidence: the scheme, the host, the trailing slash; and two observed under another
 address than the URL's own: the last segment under the path before it (``/a/`` and
 ``/a/index.html``), the path under its lowered form (``/A`` and ``/a``), the query's
-names under their lowered form (``?ID=1`` and ``?id=1``).
+names under their lowered form (``?ID=1`` and ``?id=1``), the order of its names under
+its parts sorted (``?b=2&a=1`` and ``?a=1&b=2``).
 
 A name transfers across sites by its transfer class: itself (names compared exactly, so
 ``sid`` says nothing about ``id``), the ``www.`` toggle for every pair (x, www.x), and
@@ -32,6 +34,7 @@ from ..rules.params import (
     LAST_SEGMENT,
     LOWERCASE_NAMES,
     LOWERCASE_PATH,
+    SORT_QUERY,
     TRAILING_SLASH,
     apply_edits,
     drop_params,
@@ -51,11 +54,13 @@ LAST = "=last"  # the last path segment, observed under the path before it
 LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
 CASE = "=case"  # the path's letter case, observed under the lowered path
 QCASE = "=qcase"  # the query names' letter case, observed under the lowered path and names
+ORDER = "=order"  # the order of the query's names, observed under the path and the sorted parts
 EDITS = {
     SLASH: TRAILING_SLASH,
     EMPTYQ: EMPTY_QUERY,
     CASE: LOWERCASE_PATH,
     QCASE: LOWERCASE_NAMES,
+    ORDER: SORT_QUERY,
 }  # names of path edits -> the edit (and LASTP)
 
 
@@ -66,14 +71,16 @@ def edit_of(name: str) -> str | None:
     return EDITS.get(name)
 
 
-def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, str]], str, str, str]:
+def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, str]], str, str, str, str]:
     """What a URL shows, parsed once: its address (``site NUL`` the path without trailing
     slashes: what two URLs must share for a name's variation between them to count), its
     (name, value) pairs (the query's, and the scheme, the host, the trailing slash and an
     empty query as more), and where its last segment is observed (``site NUL`` the path
     before its last ``/``) with that segment: ``/a/`` and ``/a/index.html`` share the
-    first, their segments are "" and "index.html"; and its query's names, joined by
-    ``&`` ("" without any)."""
+    first, their segments are "" and "index.html"; its query's names, joined by ``&``
+    ("" without any); and its query's parts in the order ``sort-query`` writes them, ""
+    with fewer than two: two URLs of one address that list those parts in two orders
+    are the evidence that their order does not matter."""
     _, _, rest = split_authority(url)
     end = len(rest)
     for ch in "?#":
@@ -88,15 +95,22 @@ def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, st
     address = site + "\x00" + path.rstrip("/")
     query = query_pairs(url)
     names = "&".join(n for n, _ in query)
+    order = ""
+    if len(query) >= 2:
+        order = "&".join(n if v == BARE else n + "=" + v for n, v in sorted(query, key=_first))
     scheme = scheme_of(url)
     if scheme is None:
-        return address, query, where, seg, names
+        return address, query, where, seg, names, order
     p, q, after = rest.partition("?")
     p = p.partition("#")[0]
     pairs = [(SCHEME, scheme), (HOST, host), (SLASH, "1" if len(p) > 1 and p.endswith("/") else "0")]
     if q and not after.partition("#")[0]:
         pairs.append((EMPTYQ, "1"))
-    return address, pairs + query, where, seg, names
+    return address, pairs + query, where, seg, names, order
+
+
+def _first(pair: tuple[str, str]) -> str:
+    return pair[0]
 
 
 def pair_name(a: str, b: str) -> str:

@@ -55,6 +55,7 @@ from .names import (
     HOST,
     LAST,
     LASTP,
+    ORDER,
     PAIR,
     QCASE,
     SCHEME,
@@ -149,28 +150,36 @@ class ParamRules:
             o = ParamObs(site_of_host(host))
             if before is not None and cluster_n == 2:
                 bhost = host_of(before)
-                address, pairs, where, seg, qnames = observe_url(before, bhost, site_of_host(bhost))
+                address, pairs, where, seg, qnames, order = observe_url(before, bhost, site_of_host(bhost))
                 o.paths[address] = 1
                 self._record(o, address, pairs)
-                self._record_last(o, address, where, seg, qnames)
+                self._record_last(o, address, where, seg, qnames, order)
             else:
                 o.blind = cluster_n - 1
         if o.noisy:
             return
         site = site_of_host(host)
         self._site_host(site, host)
-        address, pairs, where, seg, qnames = observe_url(url, host, site)
+        address, pairs, where, seg, qnames, order = observe_url(url, host, site)
         o.paths[address] = o.paths.get(address, 0) + 1
         if noise or len(o.paths) > self.card_set:
             self._withdraw(cid, o)
             return
         names = self._record(o, address, pairs)
-        self._record_last(o, address, where, seg, qnames)
+        self._record_last(o, address, where, seg, qnames, order)
         fresh = []
         shapes: dict[str, str] = {}
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
-            if name in (HOST, SLASH, LAST, SCHEME, CASE, QCASE):  # every URL has one: two of them are the evidence
+            if name in (
+                HOST,
+                SLASH,
+                LAST,
+                SCHEME,
+                CASE,
+                QCASE,
+                ORDER,
+            ):  # every URL has one: two of them are the evidence
                 if len(s) <= 2:
                     continue
                 if name == HOST:
@@ -210,15 +219,17 @@ class ParamRules:
         if ev is not None and ev.status == ACTIVE and host not in ev.hosts:
             self._scope(site, SCHEME, host)
 
-    def _record_last(self, o: ParamObs, address: str, where: str, seg: str, qnames: str) -> None:
-        """The last segment under the path before it, the path under its lowered form, and
-        the query's names under their lowered form: the names whose evidence is two URLs
-        of different addresses."""
+    def _record_last(self, o: ParamObs, address: str, where: str, seg: str, qnames: str, order: str) -> None:
+        """The last segment under the path before it, the path under its lowered form, the
+        query's names under their lowered form, and their order under the query sorted:
+        the names whose evidence is two URLs of different addresses."""
         self._record(o, where, [(LAST, seg)])
         lowered = lower_ascii(address)
         self._record(o, lowered, [(CASE, address)])
         if qnames:
             self._record(o, lowered + "\x00?" + lower_ascii(qnames), [(QCASE, qnames)])
+        if order:
+            self._record(o, address + "\x00&" + order, [(ORDER, qnames)])
 
     @staticmethod
     def _record(o: ParamObs, address: str, pairs: list[tuple[str, str]]) -> list[str]:

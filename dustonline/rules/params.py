@@ -96,6 +96,7 @@ def to_host(url: str, host: str) -> str:
 TRAILING_SLASH, EMPTY_QUERY, LAST_SEGMENT = "trailing-slash", "empty-query", "last-segment:"
 LOWERCASE_PATH = "lowercase-path"
 LOWERCASE_NAMES = "lowercase-query-names"
+SORT_QUERY = "sort-query"
 _UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -119,7 +120,7 @@ def _path_span(url: str) -> tuple[int, int]:
 
 def check_edit(edit: str) -> bool:
     """Is ``edit`` a path edit of the format (``Rule.normalize``)?"""
-    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES):
+    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY):
         return True
     seg = edit[len(LAST_SEGMENT) :] if edit.startswith(LAST_SEGMENT) else ""
     return bool(seg) and not any(ch in seg for ch in "/?#")
@@ -132,6 +133,8 @@ def _edit_once(url: str, edit: str) -> str:
         return url[:start] + url[start:end].translate(_UPPER) + url[end:]
     if edit == LOWERCASE_NAMES:
         return _lower_names(url)
+    if edit == SORT_QUERY:
+        return _sort_query(url)
     if edit == EMPTY_QUERY:
         span = _query(url)
         if span is not None and span[1] == span[0] + 1:
@@ -165,13 +168,31 @@ def _lower_names(url: str) -> str:
     return url[: q + 1] + "&".join(lowered) + url[end:]
 
 
+def _sort_query(url: str) -> str:
+    """The query's parts (split as ``drop_params`` splits it) in the code-point order of
+    their names; parts of one name keep their order (``a=2&a=1`` may be a list)."""
+    span = _query(url)
+    if span is None:
+        return url
+    q, end = span
+    parts = url[q + 1 : end].split("&")
+    if len(parts) < 2:
+        return url
+    parts.sort(key=_name_of)
+    return url[: q + 1] + "&".join(parts) + url[end:]
+
+
+def _name_of(part: str) -> str:
+    return part.partition("=")[0]
+
+
 def _order(edits: Collection[str]) -> list[str]:
     """The steps of ``apply_edits``: the trailing slashes go before the last segment is
     compared and again after it is removed, so ``/a/index.html/`` becomes ``/a``."""
     lasts = sorted(e for e in edits if e.startswith(LAST_SEGMENT))
     slash = [TRAILING_SLASH] if TRAILING_SLASH in edits else []
     return (
-        [e for e in (LOWERCASE_PATH, LOWERCASE_NAMES, EMPTY_QUERY) if e in edits]
+        [e for e in (LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, EMPTY_QUERY) if e in edits]
         + slash
         + lasts
         + (slash if lasts else [])
@@ -182,7 +203,8 @@ def apply_edits(url: str, edits: Collection[str]) -> str:
     """``url`` with a host's path edits (``Rule.normalize``) applied, in this order: the
     path's ASCII letters are lowered (a server that ignores case); the ASCII letters of
     each query parameter's name are lowered (an application that ignores their case:
-    ASP.NET's query strings), values untouched; an empty query (``?``
+    ASP.NET's query strings), values untouched; the query's parts are sorted by name, a
+    stable sort (an application that reads parameters by name); an empty query (``?``
     then nothing, or ``#``) loses its ``?``; a path other than ``/`` loses its trailing
     slashes; a last path segment equal to a ``last-segment:`` literal, once its
     %-escapes are written as light normalization writes them, is removed, the ``/``

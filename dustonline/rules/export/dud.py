@@ -31,6 +31,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from ..params import SORT_QUERY
 from ..pattern import Alt, Chars, Group, Repeat, Seq
 from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation
@@ -55,6 +56,10 @@ def export(rules: Sequence[Rule]) -> Export:
         elif r.canonical_scheme:
             skipped.append(
                 Skipped(r.id, "scheme rule: duplicate-url-discarder has no processor that changes the scheme")
+            )
+        elif r.normalize == SORT_QUERY:
+            skipped.append(
+                Skipped(r.id, "sort-query: the fingerprinter (w3lib canonicalize_url) sorts every URL's query already")
             )
         elif r.normalize:
             skipped.append(

@@ -240,7 +240,7 @@ def export(rules: Sequence[Rule]) -> Export:
                 Skipped(
                     r.id,
                     f"path edit {r.normalize!r}: the export writes trailing-slash, empty-query and "
-                    "last-segment edits (a RegexRule format has no case conversion)",
+                    "last-segment edits (a RegexRule format has no case conversion and cannot sort a query)",
                 )
             )
             continue

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_NAMES, LOWERCASE_PATH, TRAILING_SLASH
+from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_NAMES, LOWERCASE_PATH, SORT_QUERY, TRAILING_SLASH
 from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import light_normalize, split_authority
@@ -359,6 +359,9 @@ class _Plan:
                 for h in hosts:
                     self.moves.setdefault(h, str(r.canonical_host))
             elif r.normalize:
+                if r.normalize == SORT_QUERY:
+                    self.skipped.append(Skipped(r.id, "sort-query: a chain of regex replacements cannot sort a query"))
+                    continue
                 if not _known_edit(str(r.normalize)):
                     self.skipped.append(Skipped(r.id, f"a path edit this exporter does not know ({r.normalize})"))
                     continue

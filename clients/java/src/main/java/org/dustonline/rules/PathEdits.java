@@ -8,7 +8,7 @@ import java.util.List;
  * Path-edit rules ({@code normalize}, the port of Python's {@code params.apply_edits},
  * {@code applied_edits} and {@code check_edit}): one edit of the URL a site ignores, applied
  * on its hosts after the parameter rules and before rewrite rules, in one order (lowercase
- * path, lowercase query names, empty query, last segments, trailing slash) so that every
+ * path, lowercase query names, sorted query, empty query, last segments, trailing slash) so that every
  * client gives one key. The
  * path is the text after the authority up to the first '?' or '#'; the query, as for
  * parameter rules, the text after the first '?' up to the first '#' after it.
@@ -18,15 +18,16 @@ final class PathEdits {
     static final String EMPTY_QUERY = "empty-query";
     static final String LOWERCASE_PATH = "lowercase-path";
     static final String LOWERCASE_NAMES = "lowercase-query-names";
+    static final String SORT_QUERY = "sort-query";
     static final String LAST_SEGMENT = "last-segment:";
 
     private PathEdits() {}
 
-    /** Is {@code edit} a path edit of the format: one of the four words, or a last-segment
+    /** Is {@code edit} a path edit of the format: one of the five words, or a last-segment
      * literal that is not empty and has no '/', '?' or '#'. */
     static boolean check(String edit) {
         if (edit.equals(TRAILING_SLASH) || edit.equals(EMPTY_QUERY) || edit.equals(LOWERCASE_PATH)
-                || edit.equals(LOWERCASE_NAMES)) {
+                || edit.equals(LOWERCASE_NAMES) || edit.equals(SORT_QUERY)) {
             return true;
         }
         String seg = edit.startsWith(LAST_SEGMENT) ? edit.substring(LAST_SEGMENT.length()) : "";
@@ -78,6 +79,9 @@ final class PathEdits {
         }
         if (edit.equals(LOWERCASE_NAMES)) {
             return lowerNames(url);
+        }
+        if (edit.equals(SORT_QUERY)) {
+            return sortQuery(url);
         }
         if (edit.equals(EMPTY_QUERY)) {
             int[] q = Params.query(url);
@@ -132,6 +136,37 @@ final class PathEdits {
         return out.append(url, q[1], url.length()).toString();
     }
 
+    /** The query's parts (split on '&' as parameter rules split it) in the code-point order
+     * of their names, a stable sort: parts of one name keep their order (Python's
+     * {@code _sort_query}). */
+    private static String sortQuery(String url) {
+        int[] q = Params.query(url);
+        if (q == null) {
+            return url;
+        }
+        List<String> parts = new ArrayList<>();
+        int start = q[0] + 1;
+        while (true) {
+            int amp = url.indexOf('&', start);
+            int end = amp < 0 || amp > q[1] ? q[1] : amp;
+            parts.add(url.substring(start, end));
+            if (end == q[1]) {
+                break;
+            }
+            start = end + 1;
+        }
+        if (parts.size() < 2) {
+            return url;
+        }
+        parts.sort((a, b) -> RuleSet.compareCodePoints(nameOf(a), nameOf(b))); // List.sort is stable
+        return url.substring(0, q[0] + 1) + String.join("&", parts) + url.substring(q[1]);
+    }
+
+    private static String nameOf(String part) {
+        int eq = part.indexOf('=');
+        return eq < 0 ? part : part.substring(0, eq);
+    }
+
     /** The steps of {@link #apply}: the trailing slashes go before the last segment is
      * compared and again after it is removed (last segments by code point, as Python sorts
      * them). */
@@ -144,7 +179,7 @@ final class PathEdits {
         }
         segments.sort(RuleSet::compareCodePoints);
         List<String> out = new ArrayList<>();
-        for (String e : List.of(LOWERCASE_PATH, LOWERCASE_NAMES, EMPTY_QUERY)) {
+        for (String e : List.of(LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, EMPTY_QUERY)) {
             if (edits.contains(e)) {
                 out.add(e);
             }

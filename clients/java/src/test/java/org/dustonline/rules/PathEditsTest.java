@@ -97,9 +97,25 @@ class PathEditsTest {
     }
 
     @Test
+    void sortQuerySortsPartsByNameAndKeepsEachNamesOrder() {
+        Set<String> sort = Set.of("sort-query");
+        assertEquals("http://x.com/a?a=1&b=2#z=0&y=1", PathEdits.apply("http://x.com/a?b=2&a=1#z=0&y=1", sort));
+        assertEquals("http://x.com/a?a=2&a=1&b=1&b=0", PathEdits.apply("http://x.com/a?b=1&a=2&b=0&a=1", sort));
+        assertEquals("http://x.com/a?=c&&A=1&a=&b", PathEdits.apply("http://x.com/a?b&a=&=c&&A=1", sort));
+        assertEquals("http://x.com/a?z=2&\u00e9=1", PathEdits.apply("http://x.com/a?\u00e9=1&z=2", sort));
+        // by code point: U+1F600 (a surrogate pair in Java) after U+FB01
+        assertEquals("http://x.com/a?\ufb01=1&\ud83d\ude00=2",
+                PathEdits.apply("http://x.com/a?\ud83d\ude00=2&\ufb01=1", sort));
+        assertEquals("http://x.com/a?", PathEdits.apply("http://x.com/a?", sort));
+        assertEquals(List.of("lowercase-query-names", "sort-query"),
+                PathEdits.applied("http://x.com/a?b=1&A=2", Set.of("lowercase-query-names", "sort-query", "empty-query")));
+    }
+
+    @Test
     void onlyTheFormatsEditsAreEdits() {
         Object[][] cases = {
             {"trailing-slash", true}, {"lowercase-path", true}, {"lowercase-query-names", true}, {"empty-query", true},
+            {"sort-query", true},
             {"last-segment:default.aspx", true}, {"last-segment:", false}, {"last-segment:a/b", false},
             {"last-segment:a?b", false}, {"last-segment:a#b", false}, {"lowercase", false}, {"", false},
         };
