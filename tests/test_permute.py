@@ -226,6 +226,16 @@ def test_one_order_leaves_out_urls_that_list_parameters_in_another_order():
     assert one_order(["http://s.com/?p=1&q=2", "http://s.com/?p=1"]) == ["http://s.com/?p=1&q=2", "http://s.com/?p=1"]
 
 
+def test_no_aligned_rule_keeps_a_name_and_drops_the_value_its_target_has():
+    """Whatever the alignment, a rule does not write ``name=`` where the URL it keys to
+    has a value (``?Itemid=&option=``); a value that is empty in the target stays."""
+    a = "http://s.com/index.php?option=com_content&view=article&id=7&catid=3&Itemid=12"
+    b = "http://s.com/index.php?Itemid=12&catid=3&id=7&view=article&option=com_content"
+    assert parts_of(add_url(Consensus.of_url(a), b)) is None
+    parts = parts_of(add_url(Consensus.of_url("http://s.com/a?q=&x=1"), "http://s.com/a?q=abc&x=1"))
+    assert parts is not None and ("O", ("abc",)) in parts
+
+
 def test_a_permuted_query_teaches_no_rule_that_drops_values_and_keeps_names():
     """Aligned token by token, five parameters in two orders put one parameter's value
     under another's name: the rule wrote ``?Itemid=&catid=&id=$N&view=&option=`` (a URL

@@ -93,14 +93,14 @@ def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
     return _written_as_target(parts, pcols, rows, kinds)
 
 
-def _written_as_target(parts: list[tuple], pcols: list[list[int]], rows, kinds) -> list[tuple]:
+def _written_as_target(parts: list[tuple], pcols: list[list[int]], rows, kinds) -> list[tuple] | None:
     """Every variant is written as one row of the cluster has it: the row with the fewest
     optional tokens (which the rule drops), then the most common combination of variant
     values. Chosen one variant at a time, the key could be a URL no site serves
-    ("/news=15379" from "/news.php?id=15379" ~ "/news/15379")."""
+    ("/news=15379" from "/news.php?id=15379" ~ "/news/15379"). None when the rule would
+    keep a parameter's name and drop the value the target has (``?id=&``): a key no
+    site serves, for any value."""
     vparts = [i for i, p in enumerate(parts) if p[0] == "V"]
-    if not vparts:
-        return parts
     irrelevant = [c for c, k in enumerate(kinds) if k == _IRR]
 
     def combo(row) -> tuple[str, ...]:
@@ -108,10 +108,24 @@ def _written_as_target(parts: list[tuple], pcols: list[list[int]], rows, kinds) 
 
     counts = Counter(combo(r) for r in rows)
     target = min(rows, key=lambda r: (sum(1 for c in irrelevant if r[c] != GAP), -counts[combo(r)], combo(r)))
+    if _drops_a_value(parts, pcols, target):
+        return None
     out = list(parts)
     for i, value in zip(vparts, combo(target)):
         out[i] = ("V", parts[i][1], value)
     return out
+
+
+def _drops_a_value(parts: list[tuple], pcols: list[list[int]], target) -> bool:
+    """An optional part between a literal that ends a name (``=``) and one that starts
+    the next part (``&``, ``#``) or the URL's end, holding a value in ``target``."""
+    for i, p in enumerate(parts):
+        if p[0] != "O" or i == 0 or parts[i - 1][0] != "L" or not parts[i - 1][1].endswith("="):
+            continue
+        nxt = parts[i + 1] if i + 1 < len(parts) else None
+        if (nxt is None or (nxt[0] == "L" and nxt[1][:1] in ("&", "#"))) and any(target[c] != GAP for c in pcols[i]):
+            return True
+    return False
 
 
 def _join_variants(parts: list[tuple], pcols: list[list[int]], rows) -> tuple[list[tuple], list[list[int]]]:
