@@ -71,6 +71,7 @@ from .names import (
 from .transfer import ClassCounts, TransferStats
 
 CANDIDATE, VETOED = "candidate", "vetoed"
+_EVERY_URL = (HOST, SLASH, LAST, SCHEME, CASE, QCASE, ORDER)  # names every URL has: two values are the evidence
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
 MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
 MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
@@ -171,15 +172,7 @@ class ParamRules:
         shapes: dict[str, str] = {}
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
-            if name in (
-                HOST,
-                SLASH,
-                LAST,
-                SCHEME,
-                CASE,
-                QCASE,
-                ORDER,
-            ):  # every URL has one: two of them are the evidence
+            if name in _EVERY_URL:
                 if len(s) <= 2:
                     continue
                 if name == HOST:
