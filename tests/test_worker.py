@@ -422,9 +422,9 @@ def test_bad_input_goes_to_the_dead_letter_topic(kafka_broker, stream_data, tmp_
         prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
     # a flush marker whose value is not the pooled counts the worker writes: dead-lettered,
     # and a plain flush (at the end, where the worker would derive anyway)
-    from dustonline_stream.topics import CONTROL_HEADER, FLUSH
+    from dustonline_stream.topics import FLUSH_HEADERS
 
-    prod.send(c.kafka.pages_topic, key=b"", value=b'{"others": 3}', partition=0, headers=[(CONTROL_HEADER, FLUSH)])
+    prod.send(c.kafka.pages_topic, key=b"", value=b'{"others": 3}', partition=0, headers=FLUSH_HEADERS)
     prod.flush()
     w = workers(cfg)
     wait_until(learned_all([w], 1, len(events)), 180, "the worker to learn the valid events", [w])

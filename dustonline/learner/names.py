@@ -39,6 +39,7 @@ from ..rules.params import (
     apply_edits,
     drop_params,
     query_pairs,
+    sorted_query,
     to_https,
 )
 from ..rules.urls import escapes_normalized, split_authority
@@ -95,9 +96,7 @@ def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, st
     address = site + "\x00" + path.rstrip("/")
     query = query_pairs(url)
     names = "&".join(n for n, _ in query)
-    order = ""
-    if len(query) >= 2:
-        order = "&".join(n if v == BARE else n + "=" + v for n, v in sorted(query, key=_first))
+    order = (sorted_query(url) or "") if len(query) >= 2 else ""
     scheme = scheme_of(url)
     if scheme is None:
         return address, query, where, seg, names, order
@@ -107,10 +106,6 @@ def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, st
     if q and not after.partition("#")[0]:
         pairs.append((EMPTYQ, "1"))
     return address, pairs + query, where, seg, names, order
-
-
-def _first(pair: tuple[str, str]) -> str:
-    return pair[0]
 
 
 def pair_name(a: str, b: str) -> str:

@@ -169,17 +169,25 @@ def _lower_names(url: str) -> str:
 
 
 def _sort_query(url: str) -> str:
-    """The query's parts (split as ``drop_params`` splits it) in the code-point order of
-    their names; parts of one name keep their order (``a=2&a=1`` may be a list)."""
     span = _query(url)
     if span is None:
         return url
     q, end = span
-    parts = url[q + 1 : end].split("&")
-    if len(parts) < 2:
-        return url
+    return url[: q + 1] + _sorted_parts(url[q + 1 : end]) + url[end:]
+
+
+def sorted_query(url: str) -> str | None:
+    """The query's text as ``sort-query`` writes it; None without a query."""
+    span = _query(url)
+    return None if span is None else _sorted_parts(url[span[0] + 1 : span[1]])
+
+
+def _sorted_parts(query: str) -> str:
+    """The query's parts (split as ``drop_params`` splits it) in the code-point order of
+    their names; parts of one name keep their order (``a=2&a=1`` may be a list)."""
+    parts = query.split("&")
     parts.sort(key=_name_of)
-    return url[: q + 1] + "&".join(parts) + url[end:]
+    return "&".join(parts)
 
 
 def _name_of(part: str) -> str:

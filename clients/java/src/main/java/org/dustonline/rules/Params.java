@@ -25,7 +25,8 @@ public final class Params {
         return new int[] {q, end < 0 ? url.length() : end};
     }
 
-    private static String name(String part) {
+    /** A query part's name: the text before its first '=', or the whole part. */
+    static String name(String part) {
         int eq = part.indexOf('=');
         return eq < 0 ? part : part.substring(0, eq);
     }

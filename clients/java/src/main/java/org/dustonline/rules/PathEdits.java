@@ -1,6 +1,7 @@
 package org.dustonline.rules;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 
@@ -111,60 +112,38 @@ final class PathEdits {
         return url.substring(0, p[0]) + path + url.substring(p[1]);
     }
 
-    /** The ASCII letters of each query part's name lowered (the query split on '&' as
-     * parameter rules split it, a name ending at its part's first '='); values untouched. */
+    /** The ASCII letters of each query part's name lowered (a name ending at its part's
+     * first '='); values untouched. */
     private static String lowerNames(String url) {
         int[] q = Params.query(url);
         if (q == null) {
             return url;
         }
-        StringBuilder out = new StringBuilder(url.length());
-        out.append(url, 0, q[0] + 1);
-        int start = q[0] + 1;
-        while (true) {
-            int amp = url.indexOf('&', start);
-            int end = amp < 0 || amp > q[1] ? q[1] : amp;
-            int eq = url.indexOf('=', start);
-            int nameEnd = eq < 0 || eq > end ? end : eq;
-            out.append(lowerAscii(url.substring(start, nameEnd))).append(url, nameEnd, end);
-            if (end == q[1]) {
-                break;
-            }
-            out.append('&');
-            start = end + 1;
+        List<String> parts = queryParts(url, q);
+        for (int i = 0; i < parts.size(); i++) {
+            String part = parts.get(i);
+            String name = Params.name(part);
+            parts.set(i, lowerAscii(name) + part.substring(name.length()));
         }
-        return out.append(url, q[1], url.length()).toString();
+        return url.substring(0, q[0] + 1) + String.join("&", parts) + url.substring(q[1]);
     }
 
-    /** The query's parts (split on '&' as parameter rules split it) in the code-point order
-     * of their names, a stable sort: parts of one name keep their order (Python's
-     * {@code _sort_query}). */
+    /** The query's parts in the code-point order of their names, a stable sort: parts of
+     * one name keep their order (Python's {@code _sort_query}). */
     private static String sortQuery(String url) {
         int[] q = Params.query(url);
         if (q == null) {
             return url;
         }
-        List<String> parts = new ArrayList<>();
-        int start = q[0] + 1;
-        while (true) {
-            int amp = url.indexOf('&', start);
-            int end = amp < 0 || amp > q[1] ? q[1] : amp;
-            parts.add(url.substring(start, end));
-            if (end == q[1]) {
-                break;
-            }
-            start = end + 1;
-        }
-        if (parts.size() < 2) {
-            return url;
-        }
-        parts.sort((a, b) -> RuleSet.compareCodePoints(nameOf(a), nameOf(b))); // List.sort is stable
+        List<String> parts = queryParts(url, q);
+        parts.sort((a, b) -> RuleSet.compareCodePoints(Params.name(a), Params.name(b))); // List.sort is stable
         return url.substring(0, q[0] + 1) + String.join("&", parts) + url.substring(q[1]);
     }
 
-    private static String nameOf(String part) {
-        int eq = part.indexOf('=');
-        return eq < 0 ? part : part.substring(0, eq);
+    /** The parts of the query at {@code q} (Params.query), split on '&' as parameter rules
+     * split it, empty parts kept. */
+    private static List<String> queryParts(String url, int[] q) {
+        return new ArrayList<>(Arrays.asList(url.substring(q[0] + 1, q[1]).split("&", -1)));
     }
 
     /** The steps of {@link #apply}: the trailing slashes go before the last segment is
