@@ -706,3 +706,21 @@ def test_a_moved_hosts_path_edit_holds_on_the_host_it_moves_to():
     assert "www.x.com" in {h for r in lrn.rules() if r.normalize == "last-segment:index.html" for h in r.hosts}
     rs = lrn.ruleset()
     assert rs.canonicalize("http://x.com/s/9/index.html") == rs.canonicalize("http://www.x.com/s/9/")
+
+
+def test_a_urls_key_follows_its_hosts_names_and_moves():
+    """ParamRules.prepared remembers keys; a name added (even to the stored list in place)
+    or a move of the host gives the URL its new key, as RuleSet would."""
+    p = OnlineLearner(config_from_dict({})).params
+    url = "http://a.example/x?s=1&id=2"
+    assert p.prepared(url) == url
+    p.drops["a.example"] = ["s"]
+    assert p.prepared(url) == "http://a.example/x?id=2"
+    names = p.drops.get("a.example")
+    names.append("id")
+    p.drops["a.example"] = names
+    assert p.prepared(url) == "http://a.example/x"
+    p.moves["a.example"] = "b.example"
+    assert p.prepared(url) == url.replace("a.example", "b.example")
+    p.drops["b.example"] = ["id"]
+    assert p.prepared(url) == "http://b.example/x?s=1"

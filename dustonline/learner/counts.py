@@ -155,11 +155,12 @@ class ValidationCounts:
         return True
 
     def reset(self, rec: CandRec) -> None:
-        """Forget a rule's counts: a new epoch for its keys, one range delete for the old."""
+        """Forget a rule's counts: a new epoch for its keys (never used again: candidates.py
+        keeps the epochs of dropped rules), one range delete for the old."""
         prefix = _prefix(rec)
         rec.epoch += 1
         rec.nsupp = rec.nci = rec.malformed = 0
-        self.vcount.drop_prefix(prefix)
+        self.vcount.retire_prefix(prefix)
 
 
 def _prefix(rec: CandRec) -> str:

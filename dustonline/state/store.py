@@ -35,7 +35,19 @@ class Table:
     ``_cache``; write-mostly tables (URL records, time indexes) keep nothing after a
     flush, so memory holds what is hot rather than everything ever written."""
 
-    __slots__ = ("_b", "_prefix", "_pending", "_cache", "_cap", "_keep", "_flush_at", "_decode", "_known", "_stale")
+    __slots__ = (
+        "_b",
+        "_prefix",
+        "_pending",
+        "_cache",
+        "_cap",
+        "_keep",
+        "_flush_at",
+        "_decode",
+        "_known",
+        "_stale",
+        "_retired",
+    )
 
     def __init__(
         self,
@@ -59,6 +71,7 @@ class Table:
         # outnumber the keys
         self._known: KeyFilter | None = None
         self._stale = 0
+        self._retired: list[bytes] = []  # prefixes to range-delete after the next write
         if filtered:
             self._rebuild_filter()
 
@@ -132,10 +145,15 @@ class Table:
     def flush(self) -> None:
         """Write pending entries in one batch."""
         pending = self._pending
+        if pending:
+            self._b.write(self._prefix, pending, _DELETED, _enc.encode)
+            self._pending = {}
+        if self._retired:
+            for start in self._retired:
+                self._b.delete_range(start, _prefix_end(start) or b"\xff")
+            self._retired = []
         if not pending:
             return
-        self._b.write(self._prefix, pending, _DELETED, _enc.encode)
-        self._pending = {}
         if self._keep:
             cache = self._cache
             if len(cache) + len(pending) > self._cap:
@@ -168,6 +186,15 @@ class Table:
             del pending[k]
         start = self._prefix + prefix.encode()
         self._b.delete_range(start, _prefix_end(start) or b"\xff")
+        if self._known is not None:
+            self._stale += 1
+
+    def retire_prefix(self, prefix: str) -> None:
+        """Delete every key under ``prefix`` after the next write, for a caller that never
+        writes or reads under it again (a count epoch left behind): unlike drop_prefix it
+        need not look for pending writes under it among all the others, which was 3% of a
+        learner run."""
+        self._retired.append(self._prefix + prefix.encode())
         if self._known is not None:
             self._stale += 1
 
