@@ -84,12 +84,13 @@ class ValidationCounts:
         self._pooled_any = next(self.pooled.items(), None) is not None
         return changed
 
-    def backfill(self, rid: str, hosts, delta: int = 1) -> None:
+    def backfill(self, rid: str, hosts, delta: int = 1, expand: bool = True) -> None:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
-        a candidate appeared, changed, or gained or lost hosts."""
+        a candidate appeared, changed, or gained or lost hosts. ``expand``: and of the
+        hosts that move to them."""
         cand = self.book[rid]
         count, prepare = self.count_one, self.prepare
-        for h in self.hosts_of(hosts):
+        for h in self.hosts_of(hosts) if expand else hosts:
             for url, cid in self.host_urls.of(h).items():
                 count(cand, url, cid, delta, prepare(url, h) if prepare else url)
         self.book.save(cand.rec)

@@ -117,10 +117,14 @@ class Lifecycle:
             if t is not None and removed:  # the target holds where it did; new hosts: see publish
                 kept = [h for h in t.hosts if h not in removed]
                 self.set_target(rec, msgspec.structs.replace(t, hosts=kept) if kept else None, hosts=list(c.hosts))
-            counts.backfill(c.id, removed, -1)  # while the rule still applies to them
+            # the URLs it counts are its hosts' and those of the hosts moving to them: a
+            # moved host joining (or leaving) a rule of its target was counted (and stays
+            # counted) through the target, and is not counted a second time
+            was, now = counts.hosts_of(rec.hosts), counts.hosts_of(c.hosts)
+            counts.backfill(c.id, [h for h in was if h not in now], -1, expand=False)  # while it still applies
             rec.hosts = list(c.hosts)
             book.install(rec)
-            counts.backfill(c.id, added)
+            counts.backfill(c.id, [h for h in now if h not in was], expand=False)
             self.evaluate(c.id, changed=True, moved=added)
         else:
             book.save(rec)
