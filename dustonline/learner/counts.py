@@ -32,14 +32,15 @@ class ValidationCounts:
         # and the hosts whose URLs move to a host; unset: raw URLs, each on its own host
         self.prepare: Callable[[str, str], str] | None = None
         self.members: Callable[[str], list[str]] = lambda host: []
+        self.seq = 0  # URLs counted so far (params.py notes it when names change)
 
-    def hosts_of(self, hosts) -> list[str]:
+    def hosts_of(self, hosts, members: Callable[[str], list[str]] | None = None) -> list[str]:
         """The hosts whose URLs a rule of ``hosts`` counts: those, and the hosts that move
         to them (RuleSet applies a target's rules to the URLs moved to it)."""
         out = list(dict.fromkeys(hosts))
         seen = set(out)
         for h in list(out):
-            for m in self.members(h):
+            for m in (members or self.members)(h):
                 if m not in seen:
                     seen.add(m)
                     out.append(m)
@@ -95,10 +96,30 @@ class ValidationCounts:
                 count(cand, url, cid, delta, prepare(url, h) if prepare else url)
         self.book.save(cand.rec)
 
+    def rekey(self, rid: str, hosts: set[str], before: Callable[[str, str], str], members_before) -> None:
+        """The URLs of ``hosts`` read otherwise now (their names or moves changed): one
+        rule's counts of them move from the keys ``before`` gave them, as the hosts moved
+        then (``members_before``), to the keys they have now. The rule's other hosts keep
+        their counts: a reset and back-fill of all of them gave the same counts, for
+        seven times the work on a generated stream."""
+        cand = self.book[rid]
+        count, prepare = self.count_one, self.prepare
+        assert prepare is not None
+        for h in self.hosts_of(cand.rec.hosts, members_before):
+            if h in hosts:
+                for url, cid in self.host_urls.of(h).items():
+                    count(cand, url, cid, -1, before(url, h))
+        for h in self.hosts_of(cand.rec.hosts):
+            if h in hosts:
+                for url, cid in self.host_urls.of(h).items():
+                    count(cand, url, cid, +1, prepare(url, h))
+        self.book.save(cand.rec)
+
     def count_one(self, cand: Cand, url: str, cid: str, delta: int, prepared: str | None = None) -> bool:
         """One URL in or out of a rule's counts: a form going n -> n+1 adds n pairs. The
         rule reads the URL as RuleSet hands it over (``prepared``), or else as given (a
         rule learned with a parameter in its context: RuleSet's fallback)."""
+        self.seq += 1
         form = cand.compiled.apply(url if prepared is None else prepared)
         if form is None:
             if prepared is None or prepared == url:

@@ -155,14 +155,20 @@ class Lifecycle:
             if count(book[rid], url, cid, delta, prepared):
                 self.evaluate(rid)
 
-    def recount(self, hosts) -> None:
+    def recount(self, hosts, before=None, members_before=None) -> None:
         """The URLs of ``hosts`` read otherwise now (their names changed, or a move): each
-        candidate counting them is counted again from its stored URLs."""
+        candidate counting them counts them again. With ``before`` (how they were keyed
+        until now, counts.rekey) only those URLs move; without, each candidate is counted
+        again from all its stored URLs."""
         book, counts = self.book, self.counts
+        changed = set(hosts)
         for rid in sorted({rid for h in hosts for rid in book.on(h)}):
-            rec = book[rid].rec
-            counts.reset(rec)
-            counts.backfill(rid, rec.hosts)
+            if before is not None:
+                counts.rekey(rid, changed, before, members_before)
+            else:
+                rec = book[rid].rec
+                counts.reset(rec)
+                counts.backfill(rid, rec.hosts)
             self.evaluate(rid)
 
     # ------------------------------------------------------------------ status

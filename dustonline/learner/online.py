@@ -93,6 +93,7 @@ class OnlineLearner(LearnerBase):
         if L.prepared:  # rewrite rules are validated on URLs as RuleSet hands them over
             self.counts.prepare = self.params.prepared
             self.counts.members = lambda host: self.params.members.get(host) or []
+            self.params.count_seq = lambda: self.counts.seq
         dirty_groups = set(m.dirty_groups)
         self.kv = KVRules(
             s, self.book, self.lifecycle, self.counts, dirty_groups, card_set=L.card_set, min_freq=L.min_freq
@@ -138,7 +139,7 @@ class OnlineLearner(LearnerBase):
     def _recount(self) -> None:
         """Hosts whose names or moves changed during this event: the rewrite rules that
         count their URLs count them again, as RuleSet now hands them over."""
-        renamed = self.params.renamed
+        renamed, before = self.params.renamed, self.params.take_before()
         if not renamed or self.counts.prepare is None:
             renamed.clear()
             return
@@ -150,7 +151,16 @@ class OnlineLearner(LearnerBase):
                 hosts.add(moves[h])
             hosts.update(members.get(h) or ())
         renamed.clear()
-        self.lifecycle.recount(sorted(hosts))
+        if before is not None and before[2] == self.counts.seq:
+            # nothing was counted since the first change: every count of these hosts'
+            # URLs was made under the keys before it, and moves from there
+            moved_before: dict[str, list[str]] = {}
+            for m, t in sorted(before[0].items()):
+                moved_before.setdefault(t, []).append(m)
+            keyed = self.params.keyed_before(before, self.params.drops)
+            self.lifecycle.recount(sorted(hosts), keyed, lambda h: moved_before.get(h) or [])
+        else:
+            self.lifecycle.recount(sorted(hosts))
         # and what their clusters teach is derived again from their URLs as now prepared
         dirty = self.induction.dirty_clusters
         for h in hosts:

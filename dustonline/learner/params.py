@@ -38,7 +38,7 @@ collision vetoes it. Crawlers drop the parameters before any rewrite rule
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import mmh3
 import msgspec
@@ -142,6 +142,11 @@ class ParamRules:
         # URL is prepared when it is counted, when its cluster is derived, and at every
         # backfill of its host; keying it once is 8% of a learner run
         self._prepared: dict[str, tuple[str | None, list[str], str]] = {}
+        # what keys read before this event's first change of names or moves (every move,
+        # the old names of the hosts renamed), and the validation counts' sequence then:
+        # the rewrite rules' counts move from those keys to the new ones (online.py)
+        self._before: tuple[dict[str, str], dict[str, list[str] | None], int] | None = None
+        self.count_seq: Callable[[], int] = lambda: 0
 
     # ------------------------------------------------------------------ evidence
     def observe(self, url: str, host: str, cid: str, cluster_n: int, noise: bool, before: str | None) -> None:
@@ -363,6 +368,7 @@ class ParamRules:
         if not self._collision_free(target, self._dropped(target), members + [moved]):
             self._veto(site, name, ev)
             return
+        self._changing()
         self.moves[moved] = self._moves_t[moved] = target
         self.renamed.update((moved, target))
         self.members[target] = sorted(members + [moved])  # the order a restart rebuilds
@@ -386,6 +392,7 @@ class ParamRules:
     def _retire(self, site: str, name: str, ev: ParamEv, status: str) -> None:
         self._stats(name, ev, -1, 0)
         if name.startswith(PAIR):
+            self._changing()
             self.renamed.update(ev.hosts)
             self.renamed.add(ev.target)
             for h in ev.hosts:
@@ -485,6 +492,34 @@ class ParamRules:
         memo[url] = (target, list(names), key)  # a copy: a stored list may change in place
         return key
 
+    @staticmethod
+    def keyed_before(before: tuple[dict[str, str], dict[str, list[str] | None], int], drops) -> Callable:
+        """``prepared`` as it read before the changes ``before`` recorded."""
+        moves, old = before[0], before[1]
+
+        def prepared(url: str, host: str) -> str:
+            target = moves.get(host)
+            x = target or host
+            names = old[x] if x in old else drops.get(x)
+            u = to_host(url, target) if target else url
+            return key_of(u, names) if names else u
+
+        return prepared
+
+    def _changing(self, host: str | None = None) -> None:
+        """Before names (of ``host``) or moves change: what the keys read until now."""
+        if self._before is None:
+            self._before = (dict(self.moves), {}, self.count_seq())
+        if host is not None and host not in self._before[1]:
+            old = self.drops.get(host)
+            self._before[1][host] = list(old) if old else None
+
+    def take_before(self) -> tuple[dict[str, str], dict[str, list[str] | None], int] | None:
+        """The moves, changed hosts' names and count sequence before this event's first
+        change (None: nothing changed); forgotten for the next event."""
+        before, self._before = self._before, None
+        return before
+
     def _dropped(self, host: str) -> list[str]:
         return list(self.drops.get(host) or ())
 
@@ -508,6 +543,7 @@ class ParamRules:
 
     def _set_drops(self, host: str, names: list[str]) -> None:
         """The host's dropped names; its key index is rebuilt under them when next needed."""
+        self._changing(host)
         self._forget_index(host)
         self.renamed.add(host)
         if names:
