@@ -28,7 +28,8 @@ page never depends on (query parameters, the scheme, a host pair, path edits) is
 one name at a time beside all this (params.py): evidence at step 2, counter-evidence at
 steps 4 and 6, rules crawlers apply first. With ``learning.prepared``, steps 2-4 read
 URLs as crawlers hand them to rewrite rules, after those names; when a host's names
-change, its URLs are counted again and its clusters derived again (``_recount``).
+change, its URLs move to their new keys in the counts and its clusters are derived again
+(``_recount``).
 
 All state is in the store, so a worker that restarts from it continues exactly.
 """
