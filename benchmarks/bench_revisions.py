@@ -98,11 +98,9 @@ def main() -> None:
         a, b = rules_of(outs[0]), rules_of(outs[1])
         print(f"{'rules':>12}  {'identical' if a == b else 'DIFFER'} ({len(a)} and {len(b)})")
     finally:
-        for rev in (args.base, args.new):
-            if rev != ".":
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "-f", str(work / re.sub(r"[^\w.-]", "_", rev))]
-                )
+        for tree in work.iterdir():  # the worktrees checkout() made
+            if (tree / ".git").exists():
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "-f", str(tree)])
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -11,6 +11,7 @@ from ..rules.pattern import admitted
 from ..state.store import Store
 from .candidates import Cand, CandidateBook
 from .hosturls import HostURLs
+from .keys import KeysBefore
 from .records import CandRec
 from .validation import fpr
 
@@ -85,35 +86,29 @@ class ValidationCounts:
         self._pooled_any = next(self.pooled.items(), None) is not None
         return changed
 
-    def backfill(self, rid: str, hosts, delta: int = 1, expand: bool = True) -> None:
+    def backfill(
+        self, rid: str, hosts, delta: int = 1, expand: bool = True, prepare: Callable[[str, str], str] | None = None
+    ) -> None:
         """Count (or, with delta=-1, uncount) the stored URLs of ``hosts`` for one rule:
         a candidate appeared, changed, or gained or lost hosts. ``expand``: and of the
-        hosts that move to them."""
+        hosts that move to them. ``prepare``: the URLs keyed so (counts.rekey), not as now."""
         cand = self.book[rid]
-        count, prepare = self.count_one, self.prepare
+        count, prepare = self.count_one, prepare or self.prepare
         for h in self.hosts_of(hosts) if expand else hosts:
             for url, cid in self.host_urls.of(h).items():
                 count(cand, url, cid, delta, prepare(url, h) if prepare else url)
         self.book.save(cand.rec)
 
-    def rekey(self, rid: str, hosts: set[str], before: Callable[[str, str], str], members_before) -> None:
+    def rekey(self, rid: str, hosts: set[str], before: KeysBefore) -> None:
         """The URLs of ``hosts`` read otherwise now (their names or moves changed): one
-        rule's counts of them move from the keys ``before`` gave them, as the hosts moved
-        then (``members_before``), to the keys they have now. The rule's other hosts keep
-        their counts: a reset and back-fill of all of them gave the same counts, for
-        seven times the work on a generated stream."""
-        cand = self.book[rid]
-        count, prepare = self.count_one, self.prepare
-        assert prepare is not None
-        for h in self.hosts_of(cand.rec.hosts, members_before):
-            if h in hosts:
-                for url, cid in self.host_urls.of(h).items():
-                    count(cand, url, cid, -1, before(url, h))
-        for h in self.hosts_of(cand.rec.hosts):
-            if h in hosts:
-                for url, cid in self.host_urls.of(h).items():
-                    count(cand, url, cid, +1, prepare(url, h))
-        self.book.save(cand.rec)
+        rule's counts of them move from the keys they had ``before``, as hosts moved then,
+        to the keys they have now. The rule's other hosts keep their counts: a reset and
+        back-fill of all of them gave the same counts, for seven times the work on a
+        generated stream."""
+        counted = self.book[rid].rec.hosts
+        was = [h for h in self.hosts_of(counted, before.members) if h in hosts]
+        self.backfill(rid, was, -1, expand=False, prepare=before.prepared)
+        self.backfill(rid, [h for h in self.hosts_of(counted) if h in hosts], expand=False)
 
     def count_one(self, cand: Cand, url: str, cid: str, delta: int, prepared: str | None = None) -> bool:
         """One URL in or out of a rule's counts: a form going n -> n+1 adds n pairs. The

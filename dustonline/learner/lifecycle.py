@@ -18,6 +18,7 @@ from .changes import RuleChanges
 from .counts import ValidationCounts
 from .generalize import Candidate
 from .hosturls import HostURLs
+from .keys import KeysBefore
 from .memo import Memos
 from .records import CandRec, Stats, Target
 from .validation import refines
@@ -155,7 +156,7 @@ class Lifecycle:
             if count(book[rid], url, cid, delta, prepared):
                 self.evaluate(rid)
 
-    def recount(self, hosts, before=None, members_before=None) -> None:
+    def recount(self, hosts, before: KeysBefore | None = None) -> None:
         """The URLs of ``hosts`` read otherwise now (their names changed, or a move): each
         candidate counting them counts them again. With ``before`` (how they were keyed
         until now, counts.rekey) only those URLs move; without, each candidate is counted
@@ -164,7 +165,7 @@ class Lifecycle:
         changed = set(hosts)
         for rid in sorted({rid for h in hosts for rid in book.on(h)}):
             if before is not None:
-                counts.rekey(rid, changed, before, members_before)
+                counts.rekey(rid, changed, before)
             else:
                 rec = book[rid].rec
                 counts.reset(rec)

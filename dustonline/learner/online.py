@@ -152,16 +152,9 @@ class OnlineLearner(LearnerBase):
                 hosts.add(moves[h])
             hosts.update(members.get(h) or ())
         renamed.clear()
-        if before is not None and before[2] == self.counts.seq:
-            # nothing was counted since the first change: every count of these hosts'
-            # URLs was made under the keys before it, and moves from there
-            moved_before: dict[str, list[str]] = {}
-            for m, t in sorted(before[0].items()):
-                moved_before.setdefault(t, []).append(m)
-            keyed = self.params.keyed_before(before, self.params.drops)
-            self.lifecycle.recount(sorted(hosts), keyed, lambda h: moved_before.get(h) or [])
-        else:
-            self.lifecycle.recount(sorted(hosts))
+        # when nothing was counted since the first change, every count of these hosts'
+        # URLs was made under the keys before it, and moves from there
+        self.lifecycle.recount(sorted(hosts), before if before is not None and before.seq == self.counts.seq else None)
         # and what their clusters teach is derived again from their URLs as now prepared
         dirty = self.induction.dirty_clusters
         for h in hosts:

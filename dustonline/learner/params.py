@@ -49,6 +49,7 @@ from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
 from .changes import RuleChanges
 from .hosturls import HostURLs
+from .keys import KeysBefore, keyed
 from .lifecycle import Clock
 from .names import (
     CASE,
@@ -145,7 +146,7 @@ class ParamRules:
         # what keys read before this event's first change of names or moves (every move,
         # the old names of the hosts renamed), and the validation counts' sequence then:
         # the rewrite rules' counts move from those keys to the new ones (online.py)
-        self._before: tuple[dict[str, str], dict[str, list[str] | None], int] | None = None
+        self._before: KeysBefore | None = None
         self.count_seq: Callable[[], int] = lambda: 0
 
     # ------------------------------------------------------------------ evidence
@@ -481,42 +482,27 @@ class ParamRules:
         target = self.moves.get(host)
         names = self.drops.get(target or host)
         if not names:
-            return to_host(url, target) if target else url
+            return keyed(url, target, names)
         memo = self._prepared
         m = memo.get(url)
         if m is not None and m[0] == target and m[1] == names:
             return m[2]
-        key = key_of(to_host(url, target) if target else url, names)
+        key = keyed(url, target, names)
         if len(memo) >= _PREPARED_CAP:
             memo.clear()
         memo[url] = (target, list(names), key)  # a copy: a stored list may change in place
         return key
 
-    @staticmethod
-    def keyed_before(before: tuple[dict[str, str], dict[str, list[str] | None], int], drops) -> Callable:
-        """``prepared`` as it read before the changes ``before`` recorded."""
-        moves, old = before[0], before[1]
-
-        def prepared(url: str, host: str) -> str:
-            target = moves.get(host)
-            x = target or host
-            names = old[x] if x in old else drops.get(x)
-            u = to_host(url, target) if target else url
-            return key_of(u, names) if names else u
-
-        return prepared
-
     def _changing(self, host: str | None = None) -> None:
         """Before names (of ``host``) or moves change: what the keys read until now."""
         if self._before is None:
-            self._before = (dict(self.moves), {}, self.count_seq())
-        if host is not None and host not in self._before[1]:
-            old = self.drops.get(host)
-            self._before[1][host] = list(old) if old else None
+            self._before = KeysBefore(dict(self.moves), self.drops, self.count_seq())
+        if host is not None:
+            self._before.keep(host)
 
-    def take_before(self) -> tuple[dict[str, str], dict[str, list[str] | None], int] | None:
-        """The moves, changed hosts' names and count sequence before this event's first
-        change (None: nothing changed); forgotten for the next event."""
+    def take_before(self) -> KeysBefore | None:
+        """How URLs were keyed before this event's first change of names or moves (None:
+        nothing changed); forgotten for the next event."""
         before, self._before = self._before, None
         return before
 
