@@ -82,6 +82,8 @@ class Lifecycle:
         self.marks, self.changes, self.clock, self.stats = marks, changes, clock, stats
         # rule outputs for redundancy checks and re-targeting, as many as URLs held (memo.py)
         self.memos = Memos(host_urls.cap)
+        # the incumbency of rules that stopped being active during this step (end_step)
+        self._left: dict[str, int | None] = {}
 
     # ------------------------------------------------------------------ derivation
     def upsert(self, c: Candidate, sid: str) -> None:
@@ -198,7 +200,12 @@ class Lifecycle:
         it left, only the rules that took its target are)."""
         fresh = status == ACTIVE and rec.status != ACTIVE
         if fresh:
-            rec.since = self.stats.events  # incumbency, for re-targeting
+            # incumbency, for re-targeting; a rule retired and activated again within one
+            # step was active all along for subscribers (changes.py) and keeps it, or a
+            # younger rule's keys would replace the keys crawlers hold for its pages
+            rec.since = self._left.pop(rec.id, self.stats.events)
+        elif rec.status == ACTIVE and status != ACTIVE:
+            self._left.setdefault(rec.id, rec.since)
         if retarget:
             rid, marks = rec.id, self.marks
             if moved is None:
@@ -220,6 +227,10 @@ class Lifecycle:
         if status == ACTIVE and partial(rec):
             rec.tver += 1
             self.changes.add(targeted_rule(rec, published=True), fresh)
+
+    def end_step(self) -> None:
+        """The step's changes went out: a rule retired in it was retired for subscribers."""
+        self._left.clear()
 
     def set_target(self, rec: CandRec, target: Target | None, hosts: list[str] | None = None) -> None:
         """Set or clear the rule's re-targeted form (for its ``hosts`` to come, if they

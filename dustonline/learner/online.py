@@ -220,6 +220,7 @@ class OnlineLearner(LearnerBase):
 
     def _take(self) -> list[Rule]:
         out = self.changes.take()
+        self.lifecycle.end_step()
         self.stats.rule_changes += len(out)
         return out
 
