@@ -3,12 +3,14 @@
 import hashlib
 import random
 
+import msgspec
 import pytest
 from streams import story_pages
 
 from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
 from dustonline.events.event import EMPTY_DIGEST
+from dustonline.learner.align import add_url
 from dustonline.learner.holdout import validates
 from dustonline.rules.ruleset import RuleSet
 
@@ -476,3 +478,28 @@ def test_a_candidate_whose_context_subscribers_refuse_is_never_valid():
     quadratic = cand(r"^(https?)\:\/\/a\.com\/([0-9]+)(?:[^/?=&#;:.]+)$")
     assert learner.counts.valid(good)
     assert not learner.counts.valid(quadratic)
+
+
+def test_a_sample_is_kept_as_urls_and_aligned_when_rules_are_derived():
+    """A sampled URL is only appended per event; its cluster is aligned when rules are
+    derived, as the host's rules then read it (by then most samples read otherwise, or as
+    one URL). A sample stored aligned, as state written before this was, teaches the same."""
+    evs, t = [], 1.7e9
+    for i in range(90):
+        for u in (f"http://f.ca/showthread.php?t={i}", f"http://f.ca/threads/{i}/", f"http://www.f.ca/threads/{i}"):
+            t += 60
+            evs.append(FetchEvent(url=u, ts=t, digest=digest(f"thread{i}")))
+    lrn = OnlineLearner()
+    lrn.learn_many(evs)
+    sampled = [(cid, cl) for cid, cl in lrn.clusters.items() if cl.rows and cl.contrib is not None]
+    assert len(sampled) > 10
+    assert all("\x00" not in row for _cid, cl in sampled for row in cl.rows)
+    for _cid, cl in sampled:
+        cons = None
+        for url in reversed(cl.rows):  # as they came, each aligned against those before
+            cons = add_url(cons, url)
+        assert [row.replace("\x00", "") for row in ("\x00".join(r) for r in cons.rows)] == cl.rows
+        old = msgspec.structs.replace(cl, rows=["\x00".join(row) for row in cons.rows], contrib=None)
+        assert any("\x00" in row for row in old.rows)
+        lrn.induction._set_contribution(old)
+        assert msgspec.json.encode(old.contrib) == msgspec.json.encode(cl.contrib)

@@ -19,16 +19,6 @@ from .paramorder import one_order
 from .records import ClusterRec, GroupRec
 
 
-def pack(cons: Consensus) -> list[str]:
-    """A consensus row as one string (NUL never occurs in an accepted URL; a gap is the
-    empty token): a cached cluster costs one string per row, not one per token."""
-    return ["\x00".join(row) for row in cons.rows]
-
-
-def unpack(rows: list[str]) -> Consensus:
-    return Consensus([row.split("\x00") for row in rows])
-
-
 def _same(a: Contribution | None, b: Contribution | None) -> bool:
     if a is None or b is None:
         return a is b
@@ -144,8 +134,8 @@ class Induction:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = urls = None
         if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
-            urls = [row.replace("\x00", "") for row in cl.rows]  # the sample, unaligned
-            sample = self._prepared(cl, cl.rows, urls)
+            urls = [row.replace("\x00", "") for row in cl.rows]  # (older state: aligned, NUL-joined)
+            sample = self._prepared(cl, urls)
             if sample is not None:
                 parts = parts_of(sample[0], self.max_noise)
                 if parts is not None:
@@ -161,7 +151,7 @@ class Induction:
             self.dirty_groups.add(self._group_apply(new, +1))
         return True
 
-    def _prepared(self, cl: ClusterRec, rows: list[str], urls: list[str]) -> tuple[Consensus, list[str]] | None:
+    def _prepared(self, cl: ClusterRec, urls: list[str]) -> tuple[Consensus, list[str]] | None:
         """The sample as rewrite rules will see it: each URL with its host's host, scheme,
         parameter and path-edit rules applied (RuleSet applies those first), so a page's
         alias path teaches the same rule whatever tracking, session or ``www`` variants
@@ -170,15 +160,16 @@ class Induction:
         (paramorder.one_order)."""
         prepared = urls if self.prepare is None else list(dict.fromkeys(self.prepare(u) for u in urls))
         prepared = one_order(prepared)
-        if prepared == urls:
-            return unpack(rows), cl.hosts
+        same = prepared == urls
         if len(prepared) < 2:
             return None
         cons = None
-        for u in prepared:
+        # the URLs as they came (``urls`` is newest first, as the aligned rows are), or the
+        # prepared ones in the rows' order
+        for u in reversed(urls) if same else prepared:
             cons = add_url(cons, u)
         assert cons is not None
-        return cons, list(dict.fromkeys(host_of(u) for u in prepared))
+        return cons, cl.hosts if same else list(dict.fromkeys(host_of(u) for u in prepared))
 
     def _shape(self, sid: str, shape) -> tuple:
         """Shapes come back from the store as lists; normalize each once."""

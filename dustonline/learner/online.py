@@ -2,11 +2,12 @@
 
 A short coordinator over stages that each do one job. Per event, in order (docs/DESIGN.md §3):
 1. a URL seen before only refreshes its last-seen time (window.py);
-2. a new URL joins a dup-cluster (clusters.py); while the cluster has fewer than K
-   sampled URLs it is aligned against the stored consensus (DustLin, incremental), and
-   the cluster's rule contribution is replaced in its shape group (induction.py,
-   generalize.py); a redirect's source (same site) joins its target's cluster the same
-   way, when the target is known, else from a pending table when it arrives (clusters.py);
+2. a new URL joins a dup-cluster (clusters.py) and, while the cluster has fewer than K
+   sampled URLs, its sample; at the next derivation the sample is aligned (DustLin, in
+   the order the URLs came) as the host's rules then read it, and the cluster's rule
+   contribution is replaced in its shape group (induction.py, generalize.py); a
+   redirect's source (same site) joins its target's cluster the same way, when the
+   target is known, else from a pending table when it arrives (clusters.py);
 3. the group's candidates (freq >= min_freq) are diffed against the stored ones
    (candidates.py): new or changed candidates are (re)validated by back-filling counts
    from the stored URLs of their hosts (counts.py);
@@ -42,13 +43,12 @@ from ..rules.ruleset import Rule, RuleSet, rule_order
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store, memory_store
 from . import holdout as split
-from .align import Consensus, add_url
 from .candidates import CandidateBook
 from .changes import RuleChanges
 from .clusters import ClusterIndex, PendingRedirects, url_key
 from .counts import ValidationCounts
 from .hosturls import HostURLs
-from .induction import Induction, pack, unpack
+from .induction import Induction
 from .kvrules import KVRules
 from .lifecycle import Clock, Lifecycle, RetargetMarks
 from .params import ParamRules
@@ -361,9 +361,10 @@ class OnlineLearner(LearnerBase):
                 if cl.k == 1:
                     cl.first = url
                 else:
-                    rows = cl.rows
-                    cons = unpack(rows) if rows else Consensus.of_url(cl.first)
-                    cl.rows = pack(add_url(cons, url))
+                    # newest first, as alignment stacks rows; aligned when rules are derived,
+                    # as the host's rules then read them (induction.py): by then most
+                    # samples read otherwise, or as one URL
+                    cl.rows = [url, *(cl.rows or (cl.first,))]
                     cl.first = None
                     st.alignments += 1
                     changed = True

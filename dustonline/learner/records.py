@@ -19,7 +19,7 @@ class Stats(msgspec.Struct):
     refreshed: int = 0
     evicted_urls: int = 0
     evicted_clusters: int = 0
-    alignments: int = 0
+    alignments: int = 0  # URLs added to a cluster sample (aligned when rules are derived)
     rule_changes: int = 0
 
 
@@ -39,7 +39,7 @@ class ClusterRec(msgspec.Struct, array_like=True, gc=False):
     not track them."""
 
     n: int = 0  # URLs in the window
-    rows: list[str] | None = None  # aligned sample, one packed row per URL (samples.pack)
+    rows: list[str] | None = None  # the sample's URLs, newest first; aligned when rules are derived
     first: str | None = None  # the only URL while k == 1
     k: int = 0  # URLs sampled (<= K)
     hosts: list[str] = []
