@@ -91,3 +91,47 @@ def test_incumbent_keys_do_not_depend_on_url_order():
         "c5": {"https://www.g.com/story=5&page=1": ("r-print", main(5))},
         "c6": {"https://www.g.com/story=6&page=1": ("r-print", main(6))},
     }
+
+
+def test_a_rule_of_two_sites_takes_the_keys_it_can_where_others_it_cannot():
+    """A younger rule of two sites meets older rules' keys on both: on a.com keys it cannot
+    give (the legacy numbers are not in its URLs), on b.com keys it can. It takes b.com's,
+    though a.com shows it more examples, and keeps its own form on a.com."""
+    from dustonline import OnlineLearner
+    from dustonline.learner.clusters import url_key
+    from dustonline.rules.urls import site_of_host
+
+    lrn = OnlineLearner()
+    book = lrn.book
+
+    def active(rid, hosts, context, transformation, support, since):
+        rec = book.new(rid, group="g", context=context, transformation=transformation, hosts=hosts, freq=5)
+        rec.status, rec.since, rec.pub = "active", since, [support, 0.0, 5]
+        book.install(rec)
+
+    seg = "([^/?=&#;:.]+)"
+    active(
+        "r-young",
+        ["www.a.com", "www.b.com"],
+        rf"^(http)\:\/\/(www)\.{seg}\.(com)\/{seg}\.(php)\?(id)\=([0-9]+)$",
+        "$1://$2.$3.$4/$5.$6?$7=$8",
+        50,
+        10,
+    )
+    active("r-a", ["www.a.com"], r"^http\:\/\/www\.a\.com\/legacy\/([0-9]+)$", "http://www.a.com/legacy/$1", 10, 1)
+    active("r-b", ["www.b.com"], r"^http\:\/\/www\.b\.com\/items\/([0-9]+)\/$", "http://www.b.com/items/$1", 10, 2)
+    pages = [
+        ("www.a.com", f"a{i}", f"/x.php?id={n}", f"/legacy/{900 + 7 * i}") for i, n in enumerate((5, 77, 1234, 8, 9))
+    ]
+    pages += [("www.b.com", f"b{n}", f"/item.php?id={n}", f"/items/{n}/") for n in (5, 77, 1234)]
+    for host, cid, *paths in pages:
+        for path in paths:
+            url = f"http://{host}{path}"
+            lrn.window.add(url_key(host, url), site_of_host(host), cid, 1.7e9, True)
+    lrn.marks.rules.add("r-young")
+    lrn.retargeter.run()
+    target = book["r-young"].rec.target
+    assert target is not None and target.by == ["r-b"] and target.hosts == ["www.b.com"]
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://www.b.com/item.php?id=42") == "http://www.b.com/items/42"
+    assert rs.canonicalize("http://www.a.com/x.php?id=42") == "http://www.a.com/x.php?id=42"

@@ -99,13 +99,27 @@ class Retargeter:
                     agree = out_ == key or light_normalize(out_) == key
         if not examples or agree:
             return None
-        by = min(examples, key=lambda b: (-len(examples[b]), b))
-        s = self.book[by]
-        made = adopt(r, [(url, s.on(host_of(other)), other) for url, other in examples[by]])
+        # the older rule whose keys it meets most, else the next: a rule of many sites may
+        # meet on one of them keys that no transformation of its context gives
+        for by in sorted(examples, key=lambda b: (-len(examples[b]), b)):
+            target = self._target(cand, r, by, examples[by], universe, learned_on)
+            if target is not None:
+                return target
+        return None
+
+    def _target(
+        self, cand: Cand, r: CompiledRule, by: str, examples: list, universe: list, learned_on
+    ) -> Target | None:
+        """The rule taking ``by``'s keys where they meet it (``examples``: its URL, and the
+        URL of the same cluster ``by`` keys), if one transformation of its context gives
+        them and the rule set then keys more pairs of one cluster together, splitting none
+        and merging no other."""
+        rid, s = cand.rec.id, self.book[by]
+        made = adopt(r, [(url, s.on(host_of(other)), other) for url, other in examples])
         if made is None or not admitted(made[0]):
             return None
         # one rule id has one context: hosts without examples keep the learned rule
-        where = sorted({host_of(url) for url, _o in examples[by]})
+        where = sorted({host_of(url) for url, _o in examples})
         target = Target(context=made[0], transformation=made[1], by=[by], hosts=where)
         if target == cand.rec.target:
             return target  # validated as a set when adopted; the rule's own counts go on
