@@ -37,9 +37,9 @@ def test_candidate_learned_again_does_not_read_its_old_counts():
 
 
 def test_a_rule_retired_and_activated_again_within_a_step_keeps_its_incumbency():
-    """Re-targeting gives a page the key of its oldest rule; a rule whose counts dipped and
-    came back within one event (a counter-example that a rename then re-keyed) never left
-    the subscribers' rule set, and must not become the youngest and lose its pages' keys."""
+    """Re-targeting gives a page the key of its oldest rule; a rule whose validity dipped
+    and came back within one event never left the subscribers' rule set, and must not
+    become the youngest and lose its pages' keys."""
     learner = _learned()
     rid = next(c["id"] for c in learner.candidates() if c["status"] == "active")
     rec = learner.book[rid].rec
