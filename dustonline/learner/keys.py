@@ -14,6 +14,14 @@ def keyed(url: str, target: str | None, names: list[str] | None) -> str:
     return key_of(url, names) if names else url
 
 
+def members_of(moves: dict[str, str]) -> dict[str, list[str]]:
+    """Per host, the hosts that move to it (sorted): the inverse of ``moves``."""
+    out: dict[str, list[str]] = {}
+    for moved, target in sorted(moves.items()):
+        out.setdefault(target, []).append(moved)
+    return out
+
+
 class KeysBefore:
     """How validation URLs were keyed before this event's first change of names or moves
     (online.py moves their counts from these keys to the new ones): every move then, the
@@ -40,7 +48,5 @@ class KeysBefore:
     def members(self, host: str) -> list[str]:
         """The hosts that moved to ``host`` then."""
         if self._members is None:
-            self._members = {}
-            for m, t in sorted(self.moves.items()):
-                self._members.setdefault(t, []).append(m)
+            self._members = members_of(self.moves)
         return self._members.get(host) or []

@@ -49,7 +49,7 @@ from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
 from .changes import RuleChanges
 from .hosturls import HostURLs
-from .keys import KeysBefore, keyed
+from .keys import KeysBefore, keyed, members_of
 from .lifecycle import Clock
 from .names import (
     CASE,
@@ -124,9 +124,7 @@ class ParamRules:
         # for every URL, so kept in memory as well
         self._moves_t = store.table("pmove")
         self.moves: dict[str, str] = dict(self._moves_t.items())
-        self.members: dict[str, list[str]] = {}
-        for moved, target in sorted(self.moves.items()):
-            self.members.setdefault(target, []).append(moved)
+        self.members: dict[str, list[str]] = members_of(self.moves)
         # host -> key under its dropped names -> [cluster, URLs]: derived from the host's
         # validation URLs, rebuilt when lost, least recently used hosts dropped past the cap
         self._index: OrderedDict[str, dict[str, list]] = OrderedDict()
