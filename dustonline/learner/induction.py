@@ -9,7 +9,7 @@ import msgspec
 
 from ..rules.urls import host_of
 from ..state.store import Store
-from .align import Consensus, add_url
+from .align import Consensus, linear_alignment
 from .generalize import Contribution, Group, contribution
 from .induce import parts_of
 from .kvrules import PREFIX as KV_GROUP
@@ -163,11 +163,10 @@ class Induction:
         same = prepared == urls
         if len(prepared) < 2:
             return None
-        cons = None
         # the URLs as they came (``urls`` is newest first, as the aligned rows are), or the
         # prepared ones in the rows' order
-        for u in reversed(urls) if same else prepared:
-            cons = add_url(cons, u)
+        order = urls[::-1] if same else prepared
+        cons = linear_alignment(order, k=len(order))
         assert cons is not None
         return cons, cl.hosts if same else list(dict.fromkeys(host_of(u) for u in prepared))
 
