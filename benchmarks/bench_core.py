@@ -47,6 +47,17 @@ def child_learn(events: str, rules_out: str, state: str) -> None:
     )
 
 
+def write_bench_stream(n_events: int, sites: int, seed: int, events: Path, truth: Path) -> int:
+    """The benchmark's stream: ``sites`` generated sites, about ``n_events`` events (each
+    page is fetched about 1.5-2 times: aliases, traps, errors); returns its pages."""
+    from dustonline.evaluation.generator import GenConfig, generate, write_stream
+
+    probe = sum(1 for _ in generate(GenConfig(seed=seed, sites=20, pages=4000)))
+    pages = int(n_events * 4000 / probe)
+    write_stream(GenConfig(seed=seed, sites=sites, pages=pages), events, truth)
+    return pages
+
+
 def timed(fn, urls, repeat=3):
     best = float("inf")
     for _ in range(repeat):
@@ -69,17 +80,13 @@ def main() -> None:
         child_learn(*args.child)
         return
 
-    from dustonline.evaluation.generator import GenConfig, generate, write_stream
     from dustonline.rules.ruleset import RuleSet
 
     work = Path(args.keep or tempfile.mkdtemp(prefix="dustonline-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     events, truth, rules = work / "events.jsonl", work / "truth.jsonl", work / "rules.jsonl"
-    # pages -> events: each page is fetched about 1.5-2 times (aliases, traps, errors)
-    probe = sum(1 for _ in generate(GenConfig(seed=args.seed, sites=20, pages=4000)))
-    pages = int(args.events * 4000 / probe)
     t0 = time.perf_counter()
-    write_stream(GenConfig(seed=args.seed, sites=args.sites, pages=pages), events, truth)
+    pages = write_bench_stream(args.events, args.sites, args.seed, events, truth)
     n_lines = sum(1 for _ in open(events, "rb"))
     print(
         f"stream: {n_lines:,} events, {args.sites} sites, {pages:,} pages, "

@@ -82,11 +82,9 @@ def main() -> None:
     try:
         stream = Path(args.stream) if args.stream else work / "events.jsonl"
         if not args.stream:
-            sys.path.insert(0, str(ROOT))
-            from dustonline.evaluation.generator import GenConfig, write_stream
+            from bench_core import write_bench_stream  # this directory: bench_core's stream
 
-            # bench_core's stream shape: 300 sites, about 1.7 events per page
-            write_stream(GenConfig(seed=args.seed, sites=300, pages=int(args.events / 1.68)), stream, work / "t.jsonl")
+            write_bench_stream(args.events, 300, args.seed, stream, work / "t.jsonl")
         trees = [checkout(rev, work) for rev in (args.base, args.new)]
         outs = [work / "base.jsonl", work / "new.jsonl"]
         print(f"learning {stream} under cachegrind, both revisions at once ...", flush=True)
