@@ -130,7 +130,8 @@ def test_clusters_teach_again_when_their_sites_names_are_learned_later():
             t += 60
             evs.append(FetchEvent(url=u, ts=t, digest=digest(f"thread{i}")))
     for j in range(4):
-        for q in ("", f"?msclkid={rnd.getrandbits(64):x}", "?utm_source=feed"):
+        # utm_source with two values: one value only would be a default (params.one_value)
+        for q in ("", f"?msclkid={rnd.getrandbits(64):x}", f"?utm_source={('feed', 'mail')[j % 2]}"):
             t += 60
             evs.append(FetchEvent(url=f"http://f.ca/page/{j}{q}", ts=t, digest=digest(f"page{j}")))
     lrn = OnlineLearner(config_from_dict({"learning": {"refresh_every": 1}}))
@@ -403,8 +404,9 @@ def test_rules_with_different_targets_give_a_page_one_key():
     assert [(r.id, r.version, r.context, r.transformation) for r in rs.rules()] == [
         (r.id, r.version, r.context, r.transformation) for r in learner.rules()
     ]
-    # two rewrite rules, and print=1 learned as a parameter the site ignores
-    assert [r.drop_param for r in rs.rules() if r.drop_param] == ["print"] and len(rs) == 3
+    # two rewrite rules; print=1 is a rewrite rule's business only (seen with one value,
+    # params.one_value: not a parameter the site ignores)
+    assert not [r for r in rs.rules() if r.drop_param] and len(rs) == 2
     for n in (7, 99999):
         main, alias = f"http://www.s.com/story?id={n}&page=1", f"http://www.s.com/story_{n}.html"
         keys = {rs.canonicalize(u) for u in (main, main + "&print=1", alias + "?print=1")}

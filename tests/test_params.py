@@ -193,6 +193,30 @@ def test_a_parameter_that_selects_pages_is_vetoed():
     assert rs.canonicalize("http://a.com/list1?page=2") != rs.canonicalize("http://a.com/list1")
 
 
+def test_a_parameter_seen_with_one_value_only_is_a_default_not_an_ignored_name():
+    """``/list = /list?page=1`` on three pages says 1 is page's default, not that the
+    pages ignore ``page``: no rule, so ``?page=2``, first fetched later, keeps its own
+    key instead of being merged before its counter-evidence comes. A bare ``?print``
+    (there or not: both its states seen) and a name seen with two values are dropped."""
+    t = Clock()
+    evs = []
+    for i in range(3):
+        evs.append(page("a.com", f"/list{i}", f"l{i}", t))
+        evs.append(page("a.com", f"/list{i}", f"l{i}", t, "?page=1"))
+        evs.append(page("a.com", f"/doc{i}", f"d{i}", t))
+        evs.append(page("a.com", f"/doc{i}", f"d{i}", t, "?print"))
+        evs.append(page("a.com", f"/item{i}", f"i{i}", t, f"?ref=r{i % 2}"))
+        evs.append(page("a.com", f"/item{i}", f"i{i}", t))
+    lrn = learner()
+    learn(lrn, evs)
+    assert set(param_rules(lrn)) == {"print", "ref"}
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/list7?page=2") != rs.canonicalize("http://a.com/list7")
+    assert lrn.params.ev.get("a.com\x00page").values == ["1"]  # and it waits for a second value
+    learn(lrn, [page("a.com", "/list9", "l9", t), page("a.com", "/list9", "l9", t, "?page=0")])
+    assert "page" in param_rules(lrn)
+
+
 def test_a_collision_after_activation_retires_the_rule():
     t = Clock()
     lrn = learner()

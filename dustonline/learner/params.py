@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import lower_ascii, to_host
+from ..rules.params import BARE, lower_ascii, to_host
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
@@ -102,6 +102,16 @@ class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     support: int = 0  # n as last published
     target: str = ""  # a pair of hosts: the one the other moves to, while active
     shape: str = ""  # its values' token shape when it first varied (a second transfer class)
+    values: list[str] = []  # the first two values it varied with (BARE for ``?name``): one_value
+
+
+def one_value(name: str, values: list[str]) -> bool:
+    """Has a parameter varied with one value only (``?page=1`` and no ``page``)? Then the
+    evidence says that value is the default, not that the page ignores the name: dropping
+    it would merge ``?page=2`` too, a value never seen as a duplicate. A bare ``?name``
+    is a flag whose two states (there or not) were both seen; names of the scheme, hosts
+    and path edits have their own values."""
+    return not name.startswith("=") and len(values) == 1 and values[0] != BARE
 
 
 def param_rule_id(site: str, name: str) -> str:
@@ -179,6 +189,7 @@ class ParamRules:
         self._record_last(o, address, where, seg, qnames, order)
         fresh = []
         shapes: dict[str, str] = {}
+        values: dict[str, list[str]] = {}
         for key, s in o.seen.items():
             a, _, name = key.rpartition("\x00")
             if name in _EVERY_URL:
@@ -198,12 +209,18 @@ class ParamRules:
                 fresh.append(which)
                 if not name.startswith("="):
                     shapes[which] = token_shape(s[1:])
+                    values[which] = s[1:]
         o.varied.extend(fresh)
         self.obs[cid] = o
         for which in fresh:
             wsite, _, name = which.partition("\x00")
             self._evidence(
-                wsite, name, +1, host if wsite == site and not name.startswith(PAIR) else None, shapes.get(which, "")
+                wsite,
+                name,
+                +1,
+                host if wsite == site and not name.startswith(PAIR) else None,
+                shapes.get(which, ""),
+                values.get(which, ()),
             )
         for name in names:
             if site + "\x00" + name in o.varied and site + "\x00" + name not in fresh:
@@ -264,19 +281,24 @@ class ParamRules:
                 site, _, name = which.partition("\x00")
                 self._evidence(site, name, -1, None)
 
-    def _evidence(self, site: str, name: str, delta: int, host: str | None, shape: str = "") -> None:
+    def _evidence(
+        self, site: str, name: str, delta: int, host: str | None, shape: str = "", values: Iterable[str] = ()
+    ) -> None:
         key = site + "\x00" + name
         ev = self.ev.get(key) or ParamEv()
         ev.n += delta
         if shape and not ev.shape and ev.status == CANDIDATE:  # fixed while it counts in the class
             ev.shape = shape
+        for v in values:
+            if len(ev.values) < 2 and v not in ev.values:
+                ev.values = ev.values + [v]
         if host is not None and host not in ev.hosts:
             ev.hosts.append(host)
             if ev.status == ACTIVE:
                 self.ev[key] = ev
                 self._scope(site, name, host, ev)
                 return
-        if ev.status == CANDIDATE and ev.n >= self.need(name, ev.shape):
+        if ev.status == CANDIDATE and self._ready(name, ev):
             self._activate(site, name, ev)
         elif ev.status == ACTIVE and ev.n <= 0:
             self._retire(site, name, ev, CANDIDATE)
@@ -295,8 +317,17 @@ class ParamRules:
         """Clusters of a site's own evidence before it drops ``name``: ``min_freq``, or
         one when other sites have proven the name, or names of values shaped alike
         (transfer)."""
-        proven = self._proven(transfer_class(name)) or (shape and self._proven(shape))
-        return 1 if proven else self.min_freq
+        return 1 if self._transfers(name, shape) else self.min_freq
+
+    def _transfers(self, name: str, shape: str) -> bool:
+        return self._proven(transfer_class(name)) or bool(shape and self._proven(shape))
+
+    def _ready(self, name: str, ev: ParamEv) -> bool:
+        """Enough evidence to drop ``name`` on the site: ``need`` clusters, and unless other
+        sites have proven it, more than one value seen (``one_value``)."""
+        if self._transfers(name, ev.shape):
+            return ev.n >= 1
+        return ev.n >= self.min_freq and not one_value(name, ev.values)
 
     @staticmethod
     def _classes(name: str, ev: ParamEv) -> list[str]:
@@ -464,7 +495,7 @@ class ParamRules:
             key = wkey[len(cls) + 1 :]
             site, _, name = key.partition("\x00")
             ev = self.ev.get(key)
-            if ev is not None and ev.status == CANDIDATE and ev.n >= self.need(name, ev.shape):
+            if ev is not None and ev.status == CANDIDATE and self._ready(name, ev):
                 self._activate(site, name, ev)
                 self.ev[key] = ev
             if ev is None or ev.status != CANDIDATE:
