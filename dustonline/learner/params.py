@@ -9,7 +9,9 @@ hypothesis per site, "the page does not depend on ``name``":
 - **evidence**: a dup-cluster in which ``name`` varies between URLs of one path (present
   in some and not in others, or with two values) counts once for its site, whatever else
   varies with it. A cluster showing more than ``card_set`` paths is one body under
-  unrelated addresses (a soft-404 page), not aliases of a page: it counts for nothing;
+  unrelated addresses (a soft-404 page), not aliases of a page: it counts for nothing.
+  A name seen with one value only (``?page=1`` and no ``page``) shows a default value,
+  not a name the page ignores: it waits for a second value (``one_value``);
 - **counter-evidence**: dropping the site's ignored parameters must never give two URLs
   of different clusters one key. Checked over every validation URL of the host when a
   parameter is about to be dropped, and for every URL that arrives later (an index of
