@@ -104,7 +104,9 @@ class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
     support: int = 0  # n as last published
     target: str = ""  # a pair of hosts: the one the other moves to, while active
     shape: str = ""  # its values' token shape when it first varied (a second transfer class)
-    values: list[str] = []  # the first two values it varied with (BARE for ``?name``): one_value
+    # the first two values it varied with (BARE for ``?name``): one_value; state written
+    # before this field reads as none, and its names are judged as they were then
+    values: list[str] = []
 
 
 def one_value(name: str, values: list[str]) -> bool:
@@ -327,9 +329,9 @@ class ParamRules:
     def _ready(self, name: str, ev: ParamEv) -> bool:
         """Enough evidence to drop ``name`` on the site: ``need`` clusters, and unless other
         sites have proven it, more than one value seen (``one_value``)."""
-        if self._transfers(name, ev.shape):
-            return ev.n >= 1
-        return ev.n >= self.min_freq and not one_value(name, ev.values)
+        if ev.n < self.need(name, ev.shape):
+            return False
+        return self._transfers(name, ev.shape) or not one_value(name, ev.values)
 
     @staticmethod
     def _classes(name: str, ev: ParamEv) -> list[str]:
