@@ -108,6 +108,37 @@ def test_a_session_segment_class_keeps_its_punctuation():
     assert not rx.fullmatch("http://a.com/fr/news/5")
 
 
+def test_a_session_segment_seen_beside_a_mirror_directory_keeps_its_punctuation():
+    """The same site also reaches a page through /v1/: the values of that segment are of
+    two kinds. The session ids make the class, /v1/ stays a literal beside it, and /fr/
+    (another page) matches neither; a plain class of both kinds lost such pages on the
+    committed 100-site stream."""
+    g = None
+    for i in range(8):
+        sid = f"{i:04x}ab{i * 7919:08x}"
+        urls = [f"http://a.com/news/{i}", f"http://a.com/(S({sid}))/news/{i}"]
+        if i % 3 == 0:
+            urls.append(f"http://a.com/v1/news/{i}")
+        c = contrib(urls)
+        g = g or Group(c.shape)
+        g.add(c, card_set=5)
+    rx = _rule(g)
+    for ok in ("http://a.com/(S(00ffab99))/news/5", "http://a.com/v1/news/5", "http://a.com/news/5"):
+        assert rx.fullmatch(ok), (rx.pattern, ok)
+    assert not rx.fullmatch("http://a.com/fr/news/5"), rx.pattern
+
+
+def test_a_segment_of_several_kinds_none_many_stays_literal():
+    from dustonline.learner.generalize import fine_class
+
+    vals = ["(S(ab12))", "(S(cd34))", "v1", "v2", "print", "mirror-2"]
+    assert fine_class(vals, 5) == (None, sorted(vals))  # no kind past card_set
+    many = [f"(S({i:02d}ab))" for i in range(6)]
+    assert fine_class(many + ["v1"], 5) == (("(", "*", "(", "*", ")", ")"), ["v1"])
+    assert fine_class([f"mirror{i}" for i in range(6)] + ["(S(ab))"], 5) == (None, [])  # many words
+    assert fine_class(many, 5) == (("(", "*", "(", "*", ")", ")"), [])
+
+
 def test_variant_tokens_between_delimiters_are_one_part_of_the_observed_values():
     """Version directories 2.83.4 ~ 3.8.0 (seen on a real crawl): as three variant parts the
     rule accepted 2.8.0 and 3.83.4 too, combinations never seen as duplicates."""

@@ -250,8 +250,12 @@ class Group:
         if slot["free"] and slot["segs"] is not None:
             for seg in slot["segs"]:
                 if not seg["free"] and len(seg["vals"]) > card_set:
-                    fines = {fine_skeleton(v) for v in seg["vals"]}
-                    seg["fine"] = next(iter(fines)) if len(fines) == 1 and len(next(iter(fines))) > 1 else None
+                    fine, lits = fine_class(seg["vals"], card_set)
+                    if fine is None and lits:
+                        continue  # several kinds of value, none many: literals still
+                    seg["fine"] = fine
+                    if lits:
+                        seg["lits"] = lits
                     seg["free"] = True
                     seg["vals"] = {}
                     self._bump()
@@ -367,15 +371,39 @@ def _opt_regex(skel, slot: dict, vals=None, view: dict | None = None, si: int = 
         j += 1
         if seg["free"] and seg.get("fine"):
             # "(S(9f3a))": the punctuation every value had stays literal, so the class
-            # cannot match a plain word ("/fr") on the same site
+            # cannot match a plain word ("/fr") on the same site; the words seen beside
+            # it ("/v1": fine_class) stay literals
             alnum = class_for(bits & 3 or 3)
-            out.append("".join(alnum if t == "*" else escape(t) for t in seg["fine"]))
+            cls = "".join(alnum if t == "*" else escape(t) for t in seg["fine"])
+            lits = sorted(seg.get("lits") or (), key=lambda v: (-len(v), v))
+            out.append("(?:" + "|".join([cls] + [escape(v) for v in lits]) + ")" if lits else cls)
         elif seg["free"]:
             out.append(class_for(bits))
         else:
             ordered = sorted(svals, key=lambda v: (-len(v), v))
             out.append(escape(ordered[0]) if len(ordered) == 1 else "(?:" + "|".join(escape(v) for v in ordered) + ")")
     return "(?:" + "".join(out) + ")?"
+
+
+def fine_class(vals, card_set: int) -> tuple[tuple[str, ...] | None, list[str]]:
+    """What a segment with more than ``card_set`` values generalizes to: the fine skeleton
+    of its values and the values of other skeletons, to keep as literals; (None, []) for
+    a plain class (one skeleton without punctuation: many words). A session segment seen
+    beside a mirror directory (``(S(9f3a))``, ``(S(77b0))``, ..., ``v1``) keeps its
+    punctuation: as a plain class it also matched ``/fr``, another page. When no
+    skeleton holds more than ``card_set`` values, (None, the values): stay literals."""
+    by: dict[tuple[str, ...], list[str]] = {}
+    for v in vals:
+        by.setdefault(fine_skeleton(v), []).append(v)
+    if len(by) == 1:
+        (only,) = by
+        return (only if len(only) > 1 else None), []
+    top = max(by, key=lambda sk: (len(by[sk]), sk))
+    if len(by[top]) <= card_set:
+        return None, sorted(vals)
+    if len(top) == 1:
+        return None, []  # many plain words: a plain class, as with one skeleton
+    return top, sorted(v for sk, vs in by.items() if sk != top for v in vs)
 
 
 def fine_skeleton(text: str) -> tuple[str, ...]:
