@@ -748,3 +748,99 @@ def test_a_urls_key_follows_its_hosts_names_and_moves():
     assert p.prepared(url) == url.replace("a.example", "b.example")
     p.drops["b.example"] = ["id"]
     assert p.prepared(url) == "http://b.example/x?s=1"
+
+
+def every_host_rules(lrn: OnlineLearner) -> dict[str, list[str]]:
+    """drop_param -> except_hosts of the active rules of every host."""
+    return {r.drop_param: r.except_hosts for r in lrn.rules() if r.hosts == ["*"]}
+
+
+def test_a_name_dropped_on_many_sites_is_dropped_on_every_host_until_a_site_vetoes_it():
+    """Sixteen sites drop ``utm_source`` and none vetoes it: one rule of every host, so a
+    crawler keys a host's first ``?utm_source=`` URL without it, before the learner has
+    seen that host at all. A site whose pages depend on it adopts it at first sight and
+    vetoes it at its first collision: it is excepted, and keeps its own keys."""
+    t = Clock()
+    evs = []
+    for i in range(15):
+        evs += tracked_site(f"s{i}.com", 3, t)
+    lrn = learner()
+    learn(lrn, evs)
+    assert every_host_rules(lrn) == {}  # fifteen sites: the bound is not met yet
+    out = learn(lrn, tracked_site("s15.com", 3, t))
+    assert every_host_rules(lrn) == {"utm_source": []}
+    g = next(r for r in out if r.hosts == ["*"])
+    assert g.id.startswith("g-") and g.support == 16
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://never.seen.org/x?a=1&utm_source=mail") == "http://never.seen.org/x?a=1"
+    # a shop whose listings differ by utm_source (a badly named parameter): its first URL
+    # with the name is adopted, the second collides, the site vetoes it and is excepted;
+    # one veto in 28 sites still meets the bound
+    for i in range(16, 27):
+        learn(lrn, tracked_site(f"s{i}.com", 3, t))
+    shop = [
+        page("shop.com", "/list", "all", t),
+        page("shop.com", "/list", "red", t, "?utm_source=red"),
+        page("shop.com", "/list", "blue", t, "?utm_source=blue"),
+    ]
+    learn(lrn, shop)
+    assert every_host_rules(lrn) == {"utm_source": ["shop.com"]}
+    assert lrn.params.ev.get("shop.com\x00utm_source").status == "vetoed"
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://shop.com/list?utm_source=green") == "http://shop.com/list?utm_source=green"
+    assert rs.canonicalize("http://never.seen.org/x?utm_source=mail") == "http://never.seen.org/x"
+    # the rule is what a subscriber applies: same keys from the published records alone
+    sub = RuleSet(lrn.rules())
+    for url in ("http://shop.com/list?utm_source=x", "http://n.org/?utm_source=x", "http://s3.com/p0?utm_source=q"):
+        assert sub.canonicalize(url) == rs.canonicalize(url)
+    # a second such site: the bound fails, the rule retires
+    learn(lrn, [page("b.com", "/l", "x", t, "?utm_source=1"), page("b.com", "/l", "y", t, "?utm_source=2")])
+    assert every_host_rules(lrn) == {}
+
+
+def test_a_name_vetoed_on_many_sites_is_no_longer_dropped_on_every_host():
+    """Vetoes count against the every-host rule: once the bound fails it retires, and the
+    sites that adopted the name on no evidence of their own drop it again."""
+    t = Clock()
+    evs = []
+    for i in range(16):
+        evs += tracked_site(f"s{i}.com", 3, t)
+    lrn = learner()
+    learn(lrn, evs)
+    learn(lrn, [page("first.com", "/a", "a", t), page("first.com", "/b", "b", t, "?utm_source=x")])
+    assert lrn.params.drops.get("first.com") == ["utm_source"]  # adopted at first sight
+    out = []
+    for i in range(4):  # four sites whose pages depend on it
+        out += learn(
+            lrn,
+            [page(f"bad{i}.com", "/l", "x", t, "?utm_source=1"), page(f"bad{i}.com", "/l", "y", t, "?utm_source=2")],
+        )
+    assert every_host_rules(lrn) == {}
+    assert any(r.hosts == ["*"] and r.status == RETIRED for r in out)
+    assert not lrn.params.drops.get("first.com")  # adopted on no evidence: dropped with the rule
+
+
+def test_merged_every_host_rules_are_excepted_wherever_a_partition_vetoed():
+    a = Rule(
+        id="g-1",
+        hosts=["*"],
+        context="",
+        transformation="",
+        drop_param="utm_source",
+        except_hosts=["a.com"],
+        support=20,
+    )
+    b = Rule(
+        id="g-1",
+        hosts=["*"],
+        context="",
+        transformation="",
+        drop_param="utm_source",
+        except_hosts=["b.com"],
+        support=18,
+    )
+    m = merge({"0": a, "1": b})
+    assert m.hosts == ["*"] and m.except_hosts == ["a.com", "b.com"]
+    rs = RuleSet([m])
+    assert rs.canonicalize("http://b.com/?utm_source=1") == "http://b.com/?utm_source=1"
+    assert rs.canonicalize("http://c.com/?utm_source=1") == "http://c.com/"

@@ -49,7 +49,7 @@ HOST_RULE_REFUSALS = {"bad-host", "foreign-host"}
 #: sets whose cases also name the rule ``RuleSet.explain`` gives (``decides``, null for
 #: none): where which of several rules changed a URL is the point (a later field, so the
 #: other sets' lines stay as they were)
-EXPLAINED = {"path-edits"}
+EXPLAINED = {"path-edits", "every-host"}
 
 W = r"[^/?=&#;:.]+"  # the learner's generalized segment
 
@@ -513,6 +513,7 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
     )
     sets.append(host_rules_set())
     sets.append(path_edits_set())
+    sets.append(every_host_set())
     return sets
 
 
@@ -602,6 +603,56 @@ def host_rules_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://alice.github.io/x",
             "http://a.b.ck/x",
             "http://a.co.uk/x",
+        ],
+    )
+
+
+def every_host_set() -> tuple[str, str, list[Rule], list[str]]:
+    """Parameter rules of every host (``hosts: ["*"]``) but their ``except_hosts``."""
+    return (
+        "every-host",
+        'a parameter rule whose hosts are exactly ["*"] drops its name on every host not in '
+        "its except_hosts (compared as hosts are: lowered, A-labels), after the host's own "
+        "parameter rules and before rewrite rules; a moved URL is judged on the host it moves "
+        'to; any other rule of host "*" (a scheme rule, hosts ["*", "a.com"]) '
+        "applies to no URL of another host",
+        [
+            R(
+                "g-utm",
+                ["*"],
+                drop_param="utm_source",
+                support=50,
+                except_hosts=["keep.com", "WWW.Keep.com", "z\u00fcrich.example", "mv.com"],
+            ),
+            R("g-sid", ["*"], drop_param="sid", support=20, except_hosts=["x.com"]),
+            R("g-old", ["*"], drop_param="old", status="retired"),
+            R("p-own", ["own.com"], drop_param="ref", support=5),
+            R("r-own", ["own.com"], r"^http\:\/\/own\.com\/item\?id\=([0-9]+)$", "http://own.com/i/$1", support=8),
+            R("h-mv", ["www.mv.com"], canonical_host="mv.com"),
+            R("g-two", ["*", "a.com"], drop_param="k"),
+            R("g-scheme", ["*"], canonical_scheme="https"),
+        ],
+        [
+            "http://new.com/a?utm_source=x",
+            "http://new.com/a?utm_source=x&b=1",
+            "http://new.com/a?b=1&utm_source=x&sid=9f3a",
+            "http://new.com/a?utm_source",
+            "http://new.com/?utm_source=x#f",
+            "http://new.com/a?UTM_SOURCE=x",
+            "http://new.com/a?old=1",
+            "http://keep.com/a?utm_source=x&sid=1",
+            "http://www.keep.com/a?utm_source=x",
+            "http://sub.keep.com/a?utm_source=x",
+            "http://KEEP.com:80/a?utm_source=x",
+            "http://z\u00fcrich.example/a?utm_source=x",
+            "http://xn--zrich-kva.example/a?utm_source=x",
+            "http://own.com/item?id=5&utm_source=x&ref=2",
+            "http://own.com/item?utm_source=x&id=5",
+            "http://www.mv.com/a?utm_source=x&sid=2",
+            "http://mv.com/a?utm_source=x",
+            "http://x.com/a?sid=1&utm_source=2",
+            "http://a.com/a?k=1",
+            "http://b.com/a?k=1",
         ],
     )
 

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable
 import mmh3
 import msgspec
 
-from ..rules.params import BARE, lower_ascii, to_host
+from ..rules.params import BARE, lower_ascii, query_pairs, to_host
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
@@ -71,6 +71,7 @@ from .names import (
     token_shape,
     transfer_class,
 )
+from .scope import EveryHost, is_query_name
 from .transfer import ClassCounts, TransferStats
 
 CANDIDATE, VETOED = "candidate", "vetoed"
@@ -124,11 +125,19 @@ def param_rule_id(site: str, name: str) -> str:
 
 class ParamRules:
     def __init__(
-        self, store: Store, host_urls: HostURLs, changes: RuleChanges, clock: Clock, min_freq: int, card_set: int
+        self,
+        store: Store,
+        host_urls: HostURLs,
+        changes: RuleChanges,
+        clock: Clock,
+        min_freq: int,
+        card_set: int,
+        confidence: float = 0.875,
     ):
         self.obs = store.table("pobs", type=ParamObs, filtered=True)  # most URLs are of clusters never observed
         self.ev = store.table("pev", type=ParamEv)
         self.transfer = TransferStats(store, min_freq)  # transfer class -> sites active, vetoed (pooled)
+        self.every = EveryHost(store, changes, clock, confidence)  # names dropped on every host (scope.py)
         # transfer class NUL site NUL name -> 1: candidates with evidence short of min_freq,
         # activated when their class becomes proven on other sites
         self.waiting = store.table("pwait")
@@ -304,7 +313,7 @@ class ParamRules:
                 return
         if ev.status == CANDIDATE and self._ready(name, ev):
             self._activate(site, name, ev)
-        elif ev.status == ACTIVE and ev.n <= 0:
+        elif ev.status == ACTIVE and ev.n <= 0 and name not in self.every.active:
             self._retire(site, name, ev, CANDIDATE)
         for cls in self._classes(name, ev):
             wkey = cls + "\x00" + key
@@ -416,6 +425,7 @@ class ParamRules:
                 self._carry(site, dropped, [moved])
 
     def _veto(self, site: str, name: str, ev: ParamEv) -> None:
+        self.every.vetoed(name, ev.hosts)
         if ev.status == ACTIVE:
             self._retire(site, name, ev, VETOED)
         else:
@@ -484,12 +494,26 @@ class ParamRules:
     def _name_stats(self, cls: str, active: int, vetoed: int) -> None:
         if self.transfer.add(cls, active, vetoed):
             self._wake(cls)
+        self._judge(cls)
+
+    def _judge(self, cls: str) -> None:
+        """Is ``cls`` (a query name) still dropped on every host? When it stops being, the
+        sites that adopted it on no evidence of their own drop it too."""
+        if self.every.judge(cls, *self.transfer.counts(cls)) is False:
+            for key, ev in list(self.ev.items()):
+                site, _, name = key.partition("\x00")
+                if name == cls and ev.status == ACTIVE and ev.n <= 0:
+                    self._retire(site, name, ev, CANDIDATE)
+                    self.ev[key] = ev
 
     def pool(self, others: ClassCounts) -> None:
         """The other partitions' transfer statistics, pooled (transfer.py): classes they
         prove wake this learner's waiting sites."""
+        changed = sorted({cls for cls in others if is_query_name(cls)} | set(self.every.active))
         for cls in self.transfer.pool(others):
             self._wake(cls)
+        for cls in changed:
+            self._judge(cls)
 
     def _wake(self, cls: str) -> None:
         """``cls`` is proven now: sites that saw fewer than ``min_freq`` clusters of it
@@ -601,6 +625,8 @@ class ParamRules:
         host's URLs: its key under the host's dropped names is counted; a key shared with
         another cluster vetoes what made it. A moved host's URLs count on the host they
         move to."""
+        if delta > 0 and self.every.active and "?" in url:
+            self._first_sight(url, host)
         raw, raw_host, target = url, host, self.moves.get(host)
         if target:
             url, host = to_host(url, target), target
@@ -631,6 +657,35 @@ class ParamRules:
             e[1] += 1
         else:
             self._recheck(host, list(names))
+
+    def _first_sight(self, url: str, host: str) -> None:
+        """A URL with names dropped on every host (scope.py): the site adopts those it
+        has neither dropped on this host nor vetoed, checked for collisions over the
+        host's URLs like any adoption; a vetoed site's host is excepted."""
+        every = self.every.active
+        target = self.moves.get(host)
+        dropped = self.drops.get(target or host) or ()
+        names = [n for n, _ in query_pairs(url)[:MAX_PARAMS] if n in every and n not in dropped]
+        if not names:
+            return
+        site = site_of_host(host)
+        for name in dict.fromkeys(names):
+            key = site + "\x00" + name
+            ev = self.ev.get(key)
+            if ev is None:
+                ev = ParamEv()
+            if ev.status == VETOED:
+                self.every.vetoed(name, [host])
+                continue
+            if self.every.excepted(name, host):
+                continue
+            if ev.status == ACTIVE:
+                self._scope(site, name, host)
+                continue
+            if host not in ev.hosts:
+                ev.hosts.append(host)
+            self._activate(site, name, ev)
+            self.ev[key] = ev
 
     def _recheck(self, host: str, names: list[str]) -> None:
         """Two clusters share a key: keep the host's names, oldest first, while they stay
@@ -666,7 +721,7 @@ class ParamRules:
             if ev.status == ACTIVE:
                 site, _, name = key.partition("\x00")
                 out.append(self._rule(site, name, ev))
-        return out
+        return out + self.every.rules()
 
     def records(self) -> Iterable[dict]:
         for key, ev in self.ev.items():

@@ -41,6 +41,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
             canonical_scheme=last.canonical_scheme,
             canonical_host=last.canonical_host,
             normalize=last.normalize,
+            except_hosts=last.except_hosts,
             support=0,
             fpr=0.0,
             freq=0,
@@ -67,6 +68,8 @@ def merge(partials: dict[str, Rule]) -> Rule:
     (context, transformation, name, scheme, host, edit), members = max(by_sig.items(), key=strength)
     rules = [r for _, r in members]
     support = sum(r.support for r in rules)
+    # a rule of every host: excepted wherever a partition vetoed it, active or not
+    excepted = sorted({h for r in partials.values() for h in r.except_hosts or ()})
     bad_pairs = sum(r.fpr * r.support for r in rules)
     return Rule(
         id=rules[0].id,
@@ -77,6 +80,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
         canonical_scheme=scheme or msgspec.UNSET,
         canonical_host=host or msgspec.UNSET,
         normalize=edit or msgspec.UNSET,
+        except_hosts=excepted if excepted else msgspec.UNSET,
         support=support,
         fpr=round(bad_pairs / support, 6) if support else 0.0,
         freq=sum(r.freq for r in rules),

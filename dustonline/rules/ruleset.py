@@ -33,6 +33,8 @@ from .pattern import check as check_pattern
 from .urls import a_label, host_of, light_normalize, site_of_host
 
 ACTIVE, RETIRED = "active", "retired"
+EVERY_HOST = "*"  # ``Rule.hosts == ["*"]``: a parameter rule of every host but ``except_hosts``
+_HOST_CACHE = 1 << 16  # hosts whose parameter rules, with the every-host ones, are kept
 log = logging.getLogger("dustonline.rules")
 
 
@@ -67,6 +69,10 @@ class Rule(msgspec.Struct, kw_only=True):
     # writer leaves it out at 1 so rules files stay as they were. A reader refuses a record
     # of a version it does not know (``check_format``): its fields may mean something else.
     format: int | msgspec.UnsetType = msgspec.UNSET
+    # a parameter rule whose ``hosts`` is ``["*"]`` (``EVERY_HOST``) applies on every host
+    # but these: a name proven on many sites, vetoed where a site's pages depend on it. A
+    # reader that predates the field holds a rule of a host ``*`` that matches no URL.
+    except_hosts: list[str] | msgspec.UnsetType = msgspec.UNSET
 
     def compile(self, check: bool = False, engine: str = "python") -> CompiledRule:
         """``check``: refuse what docs/formats.md does not admit (rules from outside).
@@ -367,6 +373,10 @@ def parse_transformation(t: str, ngroups: int) -> list[str | int | tuple[int, st
     return parts
 
 
+def _other_action(rule: Rule) -> bool:
+    return bool(rule.canonical_scheme or rule.canonical_host or rule.normalize or rule.context or rule.transformation)
+
+
 def rule_order(rule: Rule) -> tuple:
     return (-rule.support, rule.id)
 
@@ -410,6 +420,8 @@ class RuleSet:
         self._moves: dict[str, Rule] = {}  # host -> its host rule
         self._edits: dict[str, dict[str, Rule]] = {}  # host -> path edit -> its rule
         self._pre: set[str] = set()
+        self._every: dict[str, tuple[Rule, frozenset[str]]] = {}  # every-host parameter rules, excepted hosts
+        self._host_drops: dict[str, dict[str, Rule]] = {}  # host -> its parameter rules and every host's
         for r in rules:
             self._add(r)
         self._index()
@@ -444,8 +456,13 @@ class RuleSet:
         https: dict[str, Rule] = {}
         moves: dict[str, Rule] = {}
         edits: dict[str, dict[str, Rule]] = {}
+        every: dict[str, tuple[Rule, frozenset[str]]] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
             name, scheme = cr.rule.drop_param, cr.rule.canonical_scheme
+            if name and cr.rule.hosts == [EVERY_HOST] and not _other_action(cr.rule):
+                if name not in every:
+                    every[name] = (cr.rule, frozenset(a_label(h.lower()) for h in cr.rule.except_hosts or ()))
+                continue
             for h in cr.rule.hosts:
                 if cr.rule.canonical_host:
                     moves.setdefault(a_label(h.lower()), cr.rule)
@@ -464,6 +481,27 @@ class RuleSet:
         self._moves = moves
         self._edits = edits
         self._pre = set(drops) | set(https) | set(moves) | set(edits)  # hosts whose URLs are normalized first
+        self._every = every
+        self._host_drops = {}
+
+    def _pre_host(self, host: str) -> bool:
+        """Are the host's URLs normalized before rewrite rules apply?"""
+        return bool(self._every) or host in self._pre
+
+    def _drops_of(self, host: str) -> dict[str, Rule] | None:
+        """The host's parameter rules, then the every-host ones it is not excepted from."""
+        if not self._every:
+            return self._drops.get(host)
+        d = self._host_drops.get(host)
+        if d is None:
+            d = dict(self._drops.get(host) or {})
+            for name, (rule, exc) in self._every.items():
+                if host not in exc:
+                    d.setdefault(name, rule)
+            if len(self._host_drops) >= _HOST_CACHE:
+                self._host_drops.clear()
+            self._host_drops[host] = d
+        return d
 
     # ------------------------------------------------------------ loading / saving
     @classmethod
@@ -507,19 +545,19 @@ class RuleSet:
     # ------------------------------------------------------------ applying
     def canonicalize(self, url: str) -> str:
         host = host_of(url)
-        if not self._pre:
+        if not self._pre and not self._every:
             return decide(url, self._by_host.get(host, ()))[1]
         move = self._moves.get(host)
         if move is not None:  # the URL is read on the canonical host, and is given as that
             host = move.canonical_host  # type: ignore[assignment]
             url = to_host(url, host)
         rules = self._by_host.get(host, ())
-        if host not in self._pre:  # a host without parameter or scheme rules
+        if not self._pre_host(host):  # a host without parameter or scheme rules
             cr, key = decide(url, rules)
             return key if cr is None else self._after(key)  # only a rewrite moves a URL to another host
         # explain's steps, without naming the rules that took them
         u = to_https(url) if host in self._https else url
-        drops = self._drops.get(host)
+        drops = self._drops_of(host)
         if drops:
             u = drop_params(u, drops)
         edits = self._edits.get(host)
@@ -535,7 +573,7 @@ class RuleSet:
         rule may move a URL to another host (``www.x.com`` -> ``x.com``), whose rules then
         hold."""
         host = host_of(key)
-        if host not in self._pre:
+        if not self._pre_host(host):
             return key
         move = self._moves.get(host)
         if move is not None:
@@ -553,7 +591,7 @@ class RuleSet:
             out = to_https(url)
             if out != url:
                 first, url = scheme, out
-        drops = self._drops.get(host)
+        drops = self._drops_of(host)
         if drops:
             out = drop_params(url, drops)
             if out != url:
@@ -590,11 +628,11 @@ class RuleSet:
 
     def _explain(self, url: str, host: str) -> tuple[Rule | None, str]:
         rules = self._by_host.get(host, ())
-        if host not in self._pre:
+        if not self._pre_host(host):
             cr, key = decide(url, rules)
             if cr is None:
                 return None, key
-            return cr.rule, self._after(key) if self._pre else key
+            return cr.rule, self._after(key) if self._pre or self._every else key
         stripped, first = self._prepare(url, host)
         cr, key = decide(stripped, rules)
         if cr is None and first is not None:
@@ -615,7 +653,7 @@ class RuleSet:
         return [move] + self._applicable(to_host(url, host), host)
 
     def _applicable(self, url: str, host: str) -> list[Rule]:
-        drops = self._drops.get(host, {})
+        drops = self._drops_of(host) or {}
         names = {n for n, _ in query_pairs(url)}
         rules = self._by_host.get(host, ())
         stripped, _ = self._prepare(url, host)

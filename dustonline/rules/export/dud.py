@@ -35,16 +35,16 @@ from ..params import SORT_QUERY
 from ..pattern import Alt, Chars, Group, Repeat, Seq
 from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation
-from . import Export, Skipped, as_indexed
+from . import Export, Skipped, as_indexed, without_every_host
 
 ORDER = 100  # every exported rule; their processors commute (disjoint hosts or parameters)
 
 
 def export(rules: Sequence[Rule]) -> Export:
     """A JSON array of duplicate-url-discarder rules (``DUD_LOAD_RULE_PATHS``)."""
-    rules = as_indexed(rules)
+    rules, skipped = without_every_host(as_indexed(rules))
     rs = RuleSet(r for r in rules if r.status == ACTIVE)
-    skipped = [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
+    skipped += [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
     drops: dict[str, list[str]] = {}  # host -> names, in RuleSet order
     out: list[dict] = []
     for r in rs.rules():

@@ -49,7 +49,7 @@ from ..pattern import PatternError
 from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation, rule_order
 from ..urls import site_of_host
-from . import Export, Skipped, as_indexed
+from . import Export, Skipped, as_indexed, without_every_host
 from .javaregex import escaped_segment
 
 REGEX_RULE = "org.archive.modules.canonicalize.RegexRule"
@@ -225,8 +225,7 @@ class _Writer:
 def export(rules: Sequence[Rule]) -> Export:
     """The crawler-beans.cxml fragment: the policy bean, shared RegexRule beans, one Sheet
     per host with rules and its SurtPrefixesSheetAssociation."""
-    rules = as_indexed(rules)
-    skipped: list[Skipped] = []
+    rules, skipped = without_every_host(as_indexed(rules))
     rs = RuleSet(r for r in rules if r.status == ACTIVE)
     skipped += [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
     hosts: dict[str, _Host] = {}

@@ -34,7 +34,7 @@ from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_NAMES, LOWERCASE_PATH,
 from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import light_normalize, split_authority
-from . import Export, Skipped, as_indexed
+from . import Export, Skipped, as_indexed, without_every_host
 from .javaregex import cp, digits, escaped_segment, java_context, lit, replacement
 
 # ------------------------------------------------------------------ the marks
@@ -408,8 +408,9 @@ def _plain(host: str) -> bool:
 
 def export(rules: Sequence[Rule]) -> Export:
     """The rule set (as ``RuleSet(rules)`` reads it) as ``regex-normalize.xml``."""
-    rules = as_indexed(rules)
+    rules, every = without_every_host(as_indexed(rules))
     plan = _Plan(rules)
+    plan.skipped[:0] = every
     chain = _Chain()
     a, a2, b, c, d, f, g, e, f2 = (cp(x) for x in (A, A2, B, C, D, F, G, E, F2))
     rewrites, preps, hosts_of = plan.rewrites, plan.preps, plan.hosts_of

@@ -18,6 +18,8 @@ public final class Rule {
     public static final String RETIRED = "retired";
     /** The record formats this reader knows; absent is 1. */
     public static final Set<Long> FORMATS = Set.of(1L);
+    /** {@code hosts == ["*"]}: a parameter rule of every host but {@code except_hosts}. */
+    public static final String EVERY_HOST = "*";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -41,6 +43,9 @@ public final class Rule {
     public final String normalize;
     /** null when the record has none (format 1). */
     public final Long format;
+    /** A parameter rule of every host ({@code hosts == ["*"]}): the hosts it does not apply
+     * on (Python's {@code except_hosts}); empty when the record has none. */
+    public final List<String> exceptHosts;
 
     public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
             long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
@@ -59,7 +64,15 @@ public final class Rule {
     public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
             long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
             String canonicalHost, String normalize, Long format) {
+        this(id, hosts, context, transformation, support, fpr, freq, version, status, updated, dropParam,
+                canonicalScheme, canonicalHost, normalize, format, List.of());
+    }
+
+    public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
+            long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
+            String canonicalHost, String normalize, Long format, List<String> exceptHosts) {
         this.id = id;
+        this.exceptHosts = Collections.unmodifiableList(new ArrayList<>(exceptHosts));
         this.hosts = Collections.unmodifiableList(new ArrayList<>(hosts));
         this.context = context;
         this.transformation = transformation;
@@ -113,18 +126,35 @@ public final class Rule {
         if (!hs.isArray()) {
             throw bad("'hosts' must be an array");
         }
-        List<String> hosts = new ArrayList<>();
-        for (JsonNode h : hs) {
-            if (!h.isTextual()) {
-                throw bad("'hosts' must hold strings");
-            }
-            hosts.add(h.textValue());
-        }
+        List<String> hosts = strings(hs, "hosts");
+        JsonNode ex = n.get("except_hosts");
+        List<String> exceptHosts = ex == null || ex.isNull() ? List.of() : strings(ex, "except_hosts");
         return new Rule(id, hosts, str(n, "context", null, true), str(n, "transformation", null, true),
                 integer(n, "support", 0L), number(n, "fpr", 0.0), integer(n, "freq", 0L), integer(n, "version", 1L),
                 str(n, "status", ACTIVE, false), number(n, "updated", 0.0), str(n, "drop_param", null, false),
                 str(n, "canonical_scheme", null, false), str(n, "canonical_host", null, false),
-                str(n, "normalize", null, false), n.has("format") ? integer(n, "format", 1L) : null);
+                str(n, "normalize", null, false), n.has("format") ? integer(n, "format", 1L) : null, exceptHosts);
+    }
+
+    /** A rule of every host but {@link #exceptHosts}: a parameter rule whose hosts are {@code ["*"]}. */
+    public boolean isEveryHost() {
+        return dropParam != null && !dropParam.isEmpty() && hosts.size() == 1 && EVERY_HOST.equals(hosts.get(0))
+                && !isHostRule() && !isEditRule() && (canonicalScheme == null || canonicalScheme.isEmpty())
+                && context.isEmpty() && transformation.isEmpty();
+    }
+
+    private static List<String> strings(JsonNode a, String field) {
+        if (!a.isArray()) {
+            throw bad("'" + field + "' must be an array");
+        }
+        List<String> out = new ArrayList<>();
+        for (JsonNode h : a) {
+            if (!h.isTextual()) {
+                throw bad("'" + field + "' must hold strings");
+            }
+            out.add(h.textValue());
+        }
+        return out;
     }
 
     private static RuleException bad(String what) {

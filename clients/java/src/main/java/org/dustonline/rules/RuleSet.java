@@ -48,6 +48,9 @@ public final class RuleSet {
     private final Map<String, Rule> moves = new HashMap<>(); // host -> its host rule
     private final Map<String, Map<String, Rule>> edits = new HashMap<>(); // host -> path edit -> its rule
     private final Set<String> pre;
+    // every-host parameter rules: name -> the rule, and the hosts excepted from it
+    private final Map<String, Rule> every = new LinkedHashMap<>();
+    private final Map<String, Set<String>> excepted = new HashMap<>();
     private final Map<String, Integer> refused;
     private final List<String> refusedRules;
 
@@ -60,6 +63,17 @@ public final class RuleSet {
         for (CompiledRule cr : ordered) {
             String name = cr.rule.dropParam;
             String scheme = cr.rule.canonicalScheme;
+            if (cr.rule.isEveryHost()) {
+                if (!every.containsKey(name)) {
+                    every.put(name, cr.rule);
+                    java.util.HashSet<String> ex = new java.util.HashSet<>();
+                    for (String h : cr.rule.exceptHosts) {
+                        ex.add(Urls.aLabel(Urls.lower(h)));
+                    }
+                    excepted.put(name, ex);
+                }
+                continue;
+            }
             for (String h : cr.rule.hosts) {
                 String host = Urls.aLabel(Urls.lower(h)); // a Unicode host indexes under its A-labels, as Python
                 if (cr.rule.isHostRule()) {
@@ -230,6 +244,26 @@ public final class RuleSet {
         return new Decision(null, norm);
     }
 
+    /** Are the host's URLs normalized before rewrite rules apply? */
+    private boolean isPre(String host) {
+        return !every.isEmpty() || pre.contains(host);
+    }
+
+    /** The host's parameter rules, then the every-host ones it is not excepted from. */
+    private Map<String, Rule> dropsOf(String host) {
+        Map<String, Rule> own = drops.get(host);
+        if (every.isEmpty()) {
+            return own;
+        }
+        Map<String, Rule> out = own == null ? new LinkedHashMap<>() : new LinkedHashMap<>(own);
+        for (Map.Entry<String, Rule> e : every.entrySet()) {
+            if (!excepted.get(e.getKey()).contains(host)) {
+                out.putIfAbsent(e.getKey(), e.getValue());
+            }
+        }
+        return out;
+    }
+
     private List<CompiledRule> rulesOf(String host) {
         return byHost.getOrDefault(host, List.of());
     }
@@ -237,7 +271,7 @@ public final class RuleSet {
     /** The canonical key of {@code url}: the same string Python's RuleSet gives. */
     public String canonicalize(String url) {
         String host = Urls.hostOf(url);
-        if (pre.isEmpty()) {
+        if (pre.isEmpty() && every.isEmpty()) {
             return decide(url, rulesOf(host)).key;
         }
         Rule move = moves.get(host);
@@ -246,12 +280,12 @@ public final class RuleSet {
             url = HostRules.toHost(url, host);
         }
         List<CompiledRule> rules = rulesOf(host);
-        if (!pre.contains(host)) { // a host without parameter, scheme or path-edit rules
+        if (!isPre(host)) { // a host without parameter, scheme or path-edit rules
             Decision d = decide(url, rules);
             return d.rule == null ? d.key : after(d.key); // only a rewrite moves a URL to another host
         }
         String u = https.containsKey(host) ? Params.toHttps(url) : url;
-        Map<String, Rule> dropped = drops.get(host);
+        Map<String, Rule> dropped = dropsOf(host);
         if (dropped != null) {
             u = Params.dropParams(u, dropped.keySet());
         }
@@ -270,7 +304,7 @@ public final class RuleSet {
      * may move a URL to another host, whose rules then hold. */
     private String after(String key) {
         String host = Urls.hostOf(key);
-        if (!pre.contains(host)) {
+        if (!isPre(host)) {
             return key;
         }
         Rule move = moves.get(host);
@@ -304,7 +338,7 @@ public final class RuleSet {
                 url = out;
             }
         }
-        Map<String, Rule> dropped = drops.get(host);
+        Map<String, Rule> dropped = dropsOf(host);
         if (dropped != null) {
             String out = Params.dropParams(url, dropped.keySet());
             if (!out.equals(url)) {
@@ -361,12 +395,12 @@ public final class RuleSet {
     /** explain for {@code url} as given on {@code host}, its host rule (if any) applied already. */
     private Explanation explainOn(String url, String host) {
         List<CompiledRule> rules = rulesOf(host);
-        if (!pre.contains(host)) {
+        if (!isPre(host)) {
             Decision d = decide(url, rules);
             if (d.rule == null) {
                 return new Explanation(null, d.key);
             }
-            return new Explanation(d.rule.rule, pre.isEmpty() ? d.key : after(d.key));
+            return new Explanation(d.rule.rule, pre.isEmpty() && every.isEmpty() ? d.key : after(d.key));
         }
         Prepared stripped = prepare(url, host);
         Decision d = decide(stripped.url, rules);
@@ -401,7 +435,10 @@ public final class RuleSet {
     }
 
     private List<Rule> applicableOn(String url, String host) {
-        Map<String, Rule> dropped = drops.getOrDefault(host, Map.of());
+        Map<String, Rule> dropped = dropsOf(host);
+        if (dropped == null) {
+            dropped = Map.of();
+        }
         Set<String> names = Params.queryNames(url);
         List<CompiledRule> rules = rulesOf(host);
         String stripped = prepare(url, host).url;
