@@ -844,3 +844,13 @@ def test_merged_every_host_rules_are_excepted_wherever_a_partition_vetoed():
     rs = RuleSet([m])
     assert rs.canonicalize("http://b.com/?utm_source=1") == "http://b.com/?utm_source=1"
     assert rs.canonicalize("http://c.com/?utm_source=1") == "http://c.com/"
+
+
+def test_the_every_host_bound_is_clopper_pearson_and_takes_many_sites():
+    from dustonline.learner.scope import veto_bound
+
+    for n in (1, 16, 40, 500):  # no veto: the bound has the closed form 1 - alpha^(1/n)
+        assert veto_bound(0, n, 0.125) == pytest.approx(1 - 0.125 ** (1 / n), abs=1e-9)
+    assert veto_bound(1, 28, 0.125) < 0.125 < veto_bound(1, 27, 0.125)  # one veto: 28 sites
+    assert 0.06 < veto_bound(300, 5000, 0.125) < 0.07  # thousands of sites: no overflow
+    assert veto_bound(3, 3, 0.125) == 1.0

@@ -62,8 +62,14 @@ def veto_bound(vetoed: int, sites: int, alpha: float) -> float:
         return 1.0
     lo, hi = vetoed / sites, 1.0
 
-    def cdf(p: float) -> float:
-        return sum(math.comb(sites, k) * p**k * (1.0 - p) ** (sites - k) for k in range(vetoed + 1))
+    base = math.lgamma(sites + 1)
+
+    def cdf(p: float) -> float:  # in logs: the binomial coefficients of thousands of sites overflow a float
+        lp, lq = math.log(p), math.log1p(-p)
+        return sum(
+            math.exp(base - math.lgamma(k + 1) - math.lgamma(sites - k + 1) + k * lp + (sites - k) * lq)
+            for k in range(vetoed + 1)
+        )
 
     for _ in range(50):
         mid = (lo + hi) / 2
