@@ -17,8 +17,8 @@ was vetoed listed in ``except_hosts``.
   at its first collision, and the host joins ``except_hosts``.
 - **Query names only**: path edits (a trailing slash, the path's case) hold or not per
   server, and a server where they do not hold shows no evidence about them before
-  they are tried: lowercasing every host's paths merged 133 contents on one tuning
-  stream (docs/history.md).
+  they are tried: lowercasing every host's paths merged 133 contents on a fresh
+  seed of the generator, and the local edits gave mixed results (docs/history.md).
 
 Published as ``g-`` rules; a name that stops meeting the bound retires its rule, and the
 sites that adopted it on no evidence of their own drop it too (params.py).
