@@ -484,9 +484,10 @@ class RuleSet:
         self._every = every
         self._host_drops = {}
 
-    def _pre_host(self, host: str) -> bool:
-        """Are the host's URLs normalized before rewrite rules apply?"""
-        return bool(self._every) or host in self._pre
+    def _pre_host(self, host: str, url: str) -> bool:
+        """Is ``url`` of ``host`` normalized before rewrite rules apply? Rules of every
+        host drop query parameters only: without a ``?`` they change nothing."""
+        return host in self._pre or (bool(self._every) and "?" in url)
 
     def _drops_of(self, host: str) -> dict[str, Rule] | None:
         """The host's parameter rules, then the every-host ones it is not excepted from."""
@@ -552,7 +553,7 @@ class RuleSet:
             host = move.canonical_host  # type: ignore[assignment]
             url = to_host(url, host)
         rules = self._by_host.get(host, ())
-        if not self._pre_host(host):  # a host without parameter or scheme rules
+        if not self._pre_host(host, url):  # a host without parameter or scheme rules
             cr, key = decide(url, rules)
             return key if cr is None else self._after(key)  # only a rewrite moves a URL to another host
         # explain's steps, without naming the rules that took them
@@ -573,7 +574,7 @@ class RuleSet:
         rule may move a URL to another host (``www.x.com`` -> ``x.com``), whose rules then
         hold."""
         host = host_of(key)
-        if not self._pre_host(host):
+        if not self._pre_host(host, key):
             return key
         move = self._moves.get(host)
         if move is not None:
@@ -628,7 +629,7 @@ class RuleSet:
 
     def _explain(self, url: str, host: str) -> tuple[Rule | None, str]:
         rules = self._by_host.get(host, ())
-        if not self._pre_host(host):
+        if not self._pre_host(host, url):
             cr, key = decide(url, rules)
             if cr is None:
                 return None, key
