@@ -854,3 +854,18 @@ def test_the_every_host_bound_is_clopper_pearson_and_takes_many_sites():
     assert veto_bound(1, 28, 0.125) < 0.125 < veto_bound(1, 27, 0.125)  # one veto: 28 sites
     assert 0.06 < veto_bound(300, 5000, 0.125) < 0.07  # thousands of sites: no overflow
     assert veto_bound(3, 3, 0.125) == 1.0
+
+
+def test_a_name_vetoed_on_very_many_hosts_keeps_no_except_list():
+    """State stays bounded: past MAX_EXCEPT vetoing hosts a name's list is dropped, and
+    the name is never a rule of every host again."""
+    from dustonline.learner import scope
+
+    lrn = learner()
+    every = lrn.params.every
+    every.vetoed("id", [f"h{i}.com" for i in range(scope.MAX_EXCEPT)])
+    assert len(every.recs.get("id").except_hosts) == scope.MAX_EXCEPT
+    every.vetoed("id", ["one-more.com"])
+    rec = every.recs.get("id")
+    assert rec.full and rec.except_hosts == []
+    assert every.judge("id", 100_000, 0) is None and "id" not in every.active

@@ -46,6 +46,10 @@ class ScopeRec(msgspec.Struct, kw_only=True, omit_defaults=True):
     updated: float = 0.0
     support: int = 0  # sites that dropped it, when last published
     except_hosts: list[str] = []  # hosts of the sites that vetoed it, sorted
+    full: bool = False  # more than MAX_EXCEPT hosts vetoed it: never of every host (bounded state)
+
+
+MAX_EXCEPT = 1024  # excepted hosts kept per name; a name vetoed on more is no rule of every host
 
 
 def every_rule_id(name: str) -> str:
@@ -103,10 +107,11 @@ class EveryHost:
         retired, None when nothing changed."""
         if not is_query_name(name):
             return None
-        holds = self.holds(active, vetoed)
+        rec = self.recs.get(name)
+        holds = self.holds(active, vetoed) and not (rec is not None and rec.full)
         if holds == (name in self.active):
             return None
-        rec = self.recs.get(name) or ScopeRec()
+        rec = rec or ScopeRec()
         rec.status = ACTIVE if holds else RETIRED
         rec.support = active
         self._publish(name, rec, fresh=holds)
@@ -124,9 +129,13 @@ class EveryHost:
         if rec is None:
             rec = ScopeRec()
         fresh = sorted(set(hosts) - set(rec.except_hosts))
-        if not fresh:
+        if not fresh or rec.full:
             return
         rec.except_hosts = sorted(rec.except_hosts + fresh)
+        if len(rec.except_hosts) > MAX_EXCEPT:  # vetoed far too often to hold anyway
+            rec.except_hosts, rec.full = [], True  # an active rule retires at the next judge
+            self.recs[name] = rec
+            return
         if rec.status == ACTIVE:
             self._publish(name, rec, fresh=False)
         else:
