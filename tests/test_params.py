@@ -830,15 +830,7 @@ def test_merged_every_host_rules_are_excepted_wherever_a_partition_vetoed():
         except_hosts=["a.com"],
         support=20,
     )
-    b = Rule(
-        id="g-1",
-        hosts=["*"],
-        context="",
-        transformation="",
-        drop_param="utm_source",
-        except_hosts=["b.com"],
-        support=18,
-    )
+    b = msgspec.structs.replace(a, except_hosts=["b.com"], support=18)
     m = merge({"0": a, "1": b})
     assert m.hosts == ["*"] and m.except_hosts == ["a.com", "b.com"]
     rs = RuleSet([m])

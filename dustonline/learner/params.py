@@ -499,6 +499,8 @@ class ParamRules:
     def _judge(self, cls: str) -> None:
         """Is ``cls`` (a query name) still dropped on every host? When it stops being, the
         sites that adopted it on no evidence of their own drop it too."""
+        if not is_query_name(cls):  # shapes and the scheme, host and edit names: no counts read
+            return
         if self.every.judge(cls, *self.transfer.counts(cls)) is False:
             for key, ev in list(self.ev.items()):
                 site, _, name = key.partition("\x00")
@@ -509,7 +511,7 @@ class ParamRules:
     def pool(self, others: ClassCounts) -> None:
         """The other partitions' transfer statistics, pooled (transfer.py): classes they
         prove wake this learner's waiting sites."""
-        changed = sorted({cls for cls in others if is_query_name(cls)} | set(self.every.active))
+        changed = sorted(set(others) | self.every.active)
         for cls in self.transfer.pool(others):
             self._wake(cls)
         for cls in changed:
