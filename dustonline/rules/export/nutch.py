@@ -32,9 +32,9 @@ import msgspec
 
 from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_NAMES, LOWERCASE_PATH, SORT_QUERY, TRAILING_SLASH
 from ..pattern import Parsed, check
-from ..ruleset import ACTIVE, Rule, RuleError, RuleSet, check_format, parse_transformation
-from ..urls import light_normalize, split_authority
-from . import Export, Skipped, as_indexed, without_every_host
+from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleError, RuleSet, check_format, parse_transformation
+from ..urls import a_label, light_normalize, split_authority
+from . import Export, Skipped, as_indexed
 from .javaregex import cp, digits, escaped_segment, java_context, lit, replacement
 
 # ------------------------------------------------------------------ the marks
@@ -307,7 +307,7 @@ def _case(chain: _Chain, lower: bool, what: str = "") -> None:
 #: the fields of a record this exporter knows what to do with
 KNOWN_FIELDS = {
     "id", "hosts", "context", "transformation", "support", "fpr", "freq", "version", "status", "updated",
-    "drop_param", "canonical_scheme", "canonical_host", "normalize", "format",
+    "drop_param", "canonical_scheme", "canonical_host", "normalize", "format", "except_hosts",
 }  # fmt: skip
 
 
@@ -325,7 +325,9 @@ def _unknown_fields(r: Rule) -> list[str]:
 
 class _Plan:
     """The active rules as ``RuleSet._index`` files them, by host (lower case), and the
-    rules left out with the reason."""
+    rules left out with the reason. Rules of every host (``hosts: ["*"]``) join the drops
+    of each host named anywhere that they do not except, and make ``default`` the Prep of
+    every host named nowhere (docs/formats.md, "Every host")."""
 
     def __init__(self, rules: Sequence[Rule]):
         self.skipped: list[Skipped] = []
@@ -349,7 +351,11 @@ class _Plan:
         self.https: set[str] = set()
         self.edits: dict[str, set[str]] = {}
         self.rewrites: list[tuple[Rule, Parsed, str]] = []
+        self.every: dict[str, set[str]] = {}  # name -> its excepted hosts
         for r in self.active:
+            if r.hosts == [EVERY_HOST] and r.drop_param and not (r.context or r.transformation):
+                self._every(r)
+                continue
             odd = [h for h in r.hosts if h == "" or h.startswith("[")]
             if odd:
                 self.skipped.append(Skipped(r.id, f"an empty host or an IPv6 literal ({odd[0]!r}) is not scoped"))
@@ -387,6 +393,16 @@ class _Plan:
                     self.skipped.append(Skipped(r.id, "the transformation has a character XML 1.0 cannot hold"))
                     continue
                 self.rewrites.append((r, parsed, subst))
+        # a host named by any rule takes the every-host names it is not excepted from; a
+        # host named by none takes them all (``default``)
+        self.named = set(self.drops) | self.https | set(self.edits) | set(self.moves.values())
+        self.named |= {h.lower() for r, _, _ in self.rewrites for h in r.hosts}
+        self.named |= {h for exc in self.every.values() for h in exc}
+        self.default = Prep(False, tuple(sorted(self.every)), ()) if self.every else None
+        for h in self.named:
+            names = {n for n, exc in self.every.items() if h not in exc}
+            if names:
+                self.drops.setdefault(h, set()).update(names)
         # the hosts whose scheme, parameter and path-edit rules apply (a host moved to may
         # have a host rule of its own: URLs moved there are not moved again)
         prep_hosts = set(self.drops) | self.https | set(self.edits)
@@ -399,6 +415,29 @@ class _Plan:
         for h in sorted(prep_hosts):
             self.hosts_of.setdefault(self.preps.index(self.prep[h]), []).append(h)
 
+    def _every(self, r: Rule) -> None:
+        """A rule of every host: the first of its name in RuleSet's order holds."""
+        name = str(r.drop_param)
+        exc = {a_label(h.lower()) for h in r.except_hosts or ()}
+        odd = sorted(h for h in exc if not _plain(h))
+        if odd:
+            self.skipped.append(Skipped(r.id, f"an excepted host that is empty or an IPv6 literal ({odd[0]!r})"))
+        elif _xml_unsafe(name):
+            self.skipped.append(Skipped(r.id, "the parameter name has a character XML 1.0 cannot hold"))
+        else:
+            self.every.setdefault(name, exc)
+
+    def default_groups(self, pfx: str) -> list[tuple[str, str, Prep]]:
+        """The ``_prepare`` group of the hosts no rule names, after ``pfx``."""
+        if self.default is None:
+            return []
+        named = host_scope(sorted(self.named))
+        return [(pfx, "" if named is None else f"(?!{named})", self.default)]
+
+    @property
+    def prepares(self) -> bool:
+        return bool(self.prep) or self.default is not None
+
 
 def _plain(host: str) -> bool:
     """A host name ``host_of`` can give: not empty, no IPv6 literal, none of ``:/?#@``
@@ -408,9 +447,7 @@ def _plain(host: str) -> bool:
 
 def export(rules: Sequence[Rule]) -> Export:
     """The rule set (as ``RuleSet(rules)`` reads it) as ``regex-normalize.xml``."""
-    rules, every = without_every_host(as_indexed(rules))
-    plan = _Plan(rules)
-    plan.skipped[:0] = every
+    plan = _Plan(as_indexed(rules))
     chain = _Chain()
     a, a2, b, c, d, f, g, e, f2 = (cp(x) for x in (A, A2, B, C, D, F, G, E, F2))
     rewrites, preps, hosts_of = plan.rewrites, plan.preps, plan.hosts_of
@@ -420,15 +457,19 @@ def export(rules: Sequence[Rule]) -> Export:
         chain.add(f"^{cp(MV)}", "")
     ruled = set(plan.prep) | {h.lower() for r, _, _ in rewrites for h in r.hosts}
     scope_all = host_scope(sorted(ruled))
+    for _, scope, _ in plan.default_groups(""):  # any other URL with a query
+        unnamed = rf"(?={scope})[^?{MARKS}]*+\?"
+        scope_all = unnamed if scope_all is None else f"(?:{scope_all}|{unnamed})"
     if scope_all is None:
         return Export(_xml(chain, len(plan.active)), plan.skipped)
     slot = rf"[^{b}]*+{b}"  # the first copy and the separator
 
     chain.section("a URL whose host has rules: two copies, as given and for the host's scheme and parameter rules")
     chain.add(rf"^(?!{M})(?={scope_all})([\s\S]*)", f"{A}$1{B}$1")
-    if hosts_of:
+    if plan.prepares:
         chain.section("the second copy: its host's scheme, parameter and path-edit rules")
-        _prepare(chain, [(f"{a}{slot}", _scope(hosts), preps[i]) for i, hosts in hosts_of.items()])
+        groups = [(f"{a}{slot}", _scope(hosts), preps[i]) for i, hosts in hosts_of.items()]
+        _prepare(chain, groups + plan.default_groups(f"{a}{slot}"))
 
     chain.section("rewrite rules, first applicable wins (descending support, then id)")
     for r, parsed, subst in rewrites:
@@ -452,7 +493,7 @@ def export(rules: Sequence[Rule]) -> Export:
                 chain.add(rf"^{a2}{slot}(?={_scope(hosts)})(?:{java_context(parsed)})\z", D + subst)
     chain.section("no rule: the copies are equal, the URL is its key")
     chain.add(rf"^{a}([^{b}]*+){b}\1\z", "$1")
-    if plan.prep:
+    if plan.prepares:
         chain.section("no rule took the second copy: the rules on the URL as given")
         chain.add(rf"^[{a}{a2}]([^{b}]*+){b}([\s\S]*)", f"{C}$2{B}$1")
         for r, parsed, subst in rewrites:
@@ -483,11 +524,12 @@ def export(rules: Sequence[Rule]) -> Export:
         _renormalize(chain, rf"{f2}[0-9]++{g}", bool(lowered))
         chain.add(rf"^{f2}[0-9]++{g}", E)
     e_any = f"[{e}{cp(E1)}]"
-    if plan.moves or plan.prep:
+    if plan.moves or plan.prepares:
         chain.section("the key's own host's rules: host rule, scheme, parameters, path edits")
         if plan.moves:
             _move(chain, e, plan.moves, E1)
-        _prepare(chain, [(e_any, _scope(hosts), preps[i]) for i, hosts in hosts_of.items()])
+        groups = [(e_any, _scope(hosts), preps[i]) for i, hosts in hosts_of.items()]
+        _prepare(chain, groups + plan.default_groups(e_any))
         _renormalize(chain, e_any, bool(lowered))
     chain.section("done")
     chain.add(rf"^{e_any}", "")
