@@ -118,6 +118,51 @@ def path_edit_set() -> tuple[list[Rule], list[str]]:
     return rules, urls
 
 
+def every_host_rule_set() -> tuple[list[Rule], list[str]]:
+    """Parameter rules of every host beside the suite's every-host set: keys that rewrite
+    rules write on hosts without rules of their own (excepted or not), a host rule's
+    target, and URLs with several parts to drop."""
+
+    def r(id, hosts, **kw):
+        kw.setdefault("context", "")
+        kw.setdefault("transformation", "")
+        return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
+
+    rules = [
+        r("g-utm", ["*"], drop_param="utm", support=40, except_hosts=["keep.e1.com", "kept.org"]),
+        r("g-fb", ["*"], drop_param="fbclid", support=30, except_hosts=["keep.e1.com"]),
+        r("g-sid", ["*"], drop_param="sid", support=20),
+        r("p-own", ["www.e1.com"], drop_param="ref"),
+        r("m", ["old.e1.com"], canonical_host="new.e1.com"),
+        r(
+            "to-m",
+            ["www.e1.com"],
+            context=r"^http\:\/\/www\.e1\.com\/m\/([^?]*)$",
+            transformation="http://m.e1.com/$1?utm=m&sid=s&x=1",
+        ),
+        r(
+            "to-keep",
+            ["www.e1.com"],
+            context=r"^http\:\/\/www\.e1\.com\/k\/([^?]*)$",
+            transformation="http://keep.e1.com/$1?utm=k&sid=s",
+        ),
+        r(
+            "to-old",
+            ["www.e1.com"],
+            context=r"^http\:\/\/www\.e1\.com\/o\/([^?]*)$",
+            transformation="http://old.e1.com/$1?fbclid=o&y",
+        ),
+    ]
+    queries = ("", "?utm=1", "?a=1&utm=2&fbclid=x", "?sid=1&ref=2&a", "?fbclid&utm=1&sid=2&b=3#f")
+    urls = [
+        f"http://{host}{path}{q}"
+        for host in ("www.e1.com", "m.e1.com", "keep.e1.com", "old.e1.com", "new.e1.com", "kept.org", "z.net")
+        for path in ("/p", "/m/x", "/k/y", "/o/z")
+        for q in queries
+    ]
+    return rules, urls
+
+
 def sample_rules_and_urls() -> tuple[list[Rule], list[str]]:
     from dustonline import OnlineLearner
     from dustonline.events.readers import Rejected, read_events

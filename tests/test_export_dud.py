@@ -18,7 +18,14 @@ reported too."""
 import json
 import logging
 
-from export_sets import conformance_sets, covered, host_rule_set, path_edit_set, sample_rules_and_urls
+from export_sets import (
+    conformance_sets,
+    covered,
+    every_host_rule_set,
+    host_rule_set,
+    path_edit_set,
+    sample_rules_and_urls,
+)
 
 from dustonline.rules.export import load
 from dustonline.rules.ruleset import ACTIVE, Rule, RuleSet
@@ -64,6 +71,7 @@ def test_dud_fingerprints_are_those_of_rulesets_keys(tmp_path):
     sets["host-rules"] = host_rule_set()
     sets["path-edits"] = path_edit_set()
     sets["subpath"] = subpath_rule_set()
+    sets["own-every-host"] = every_host_rule_set()
     sets["learned-on-sample"] = sample_rules_and_urls()
     figures, disagree = {}, []
     for name, (rules, urls) in sets.items():
@@ -109,3 +117,7 @@ def test_dud_fingerprints_are_those_of_rulesets_keys(tmp_path):
     sub = figures["subpath"]
     assert sub["dud_rules"] == 3 and sub["skipped"] == 1 and agreed["subpath"] - sub["unchanged"] >= 10
     assert figures["learned-on-sample"]["dud_rules"] > 5
+    # rules of every host: a universal rule, and each named or excepted host's own
+    for name in ("every-host", "own-every-host"):
+        f = figures[name]
+        assert agreed[name] - f["unchanged"] >= 8 and f["skipped-rule"] < f["urls"] // 2, (name, f)

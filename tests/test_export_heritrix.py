@@ -17,7 +17,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from export_sets import conformance_sets, covered, host_rule_set, path_edit_set, sample_rules_and_urls
+from export_sets import (
+    conformance_sets,
+    covered,
+    every_host_rule_set,
+    host_rule_set,
+    path_edit_set,
+    sample_rules_and_urls,
+)
 
 from dustonline.rules.export import load
 from dustonline.rules.ruleset import ACTIVE, RuleSet
@@ -54,12 +61,14 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
     sets = conformance_sets()
     sets["own-host-rules"] = host_rule_set()
     sets["own-path-edits"] = path_edit_set()
+    sets["own-every-host"] = every_host_rule_set()
     sets["learned-on-sample"] = sample_rules_and_urls()
     exports = {name: export(rules) for name, (rules, _) in sets.items()}
     out = heritrix_keys({name: (exports[name].text, urls) for name, (_, urls) in sets.items()}, tmp_path)
 
     figures = {}
     disagree = []
+    policy: list[tuple[str, str, str, str]] = []  # (set, url, its key, RuleSet's key)
     escaped: dict[tuple[str, str], bool] = {}
     for name, (rules, urls) in sets.items():
         exp, recs = exports[name], out[name]
@@ -67,6 +76,7 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
         whole = RuleSet(r for r in rules if r.status == ACTIVE)
         out_ids = {s.rule_id for s in exp.skipped}
         ruled = {a_label(h.lower()) for r in whole.rules() if r.id not in out_ids for h in r.hosts}
+        kept = RuleSet(r for r in whole.rules() if r.id not in out_ids)
         is_covered = covered(rules, exp)
         n = dict.fromkeys(("no-uri", "not-http", "no-rules", "skipped-rule", "escapes", "escapes-agree"), 0)
         n.update(urls=len(urls), exact=0, normalized=0)
@@ -83,6 +93,8 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
             assert rec["sheets"] == ([f"dust.sheet.{host}"] if host in ruled else []), rec
             if host not in ruled:
                 n["no-rules"] += 1  # no rule exported for its host: the crawl's own policy keys it
+                if uri == light_normalize(uri):  # after the rules of every host, which it heads
+                    policy.append((name, rec["url"], rec["key"], kept.canonicalize(uri)))
                 continue
             if not is_covered(uri):
                 n["skipped-rule"] += 1
@@ -106,6 +118,16 @@ def test_heritrix_keys_are_rulesets_keys(tmp_path):
     print(json.dumps(figures))
     print("\n".join(map(repr, disagree)))
     assert disagree == []
+    # a URI of a host without a Sheet: the policy's key of RuleSet's key (the rules of
+    # every host dropped what they drop, then Heritrix's default rules), keyed in a crawl
+    # with no rules of ours
+    bare = heritrix_keys({"bare": (export([]).text, [k for *_, k in policy])}, tmp_path)["bare"]
+    wrong = [(s, u, got, b.get("key")) for (s, u, got, _), b in zip(policy, bare, strict=True) if got != b.get("key")]
+    assert wrong == [], wrong[:10]
+    by_every = [p for p in policy if p[0].endswith("every-host") and light_normalize(p[1]) != p[3]]
+    assert len(by_every) >= 30, by_every  # URLs of hosts without a Sheet that lose an every-host name
+    own = figures["own-every-host"]  # keys written on hosts without rules of their own, and moved
+    assert own["exact"] + own["no-rules"] == own["urls"] and own["exact"] >= 40 and own["skipped"] == 0, own
     sample = figures["learned-on-sample"]
     assert sample["rules"] > 50 and sample["exact"] > 10_000 and sample["normalized"] == 0
     assert sum(f["exact"] for f in figures.values()) > sample["exact"] + 100

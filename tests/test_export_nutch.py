@@ -22,6 +22,7 @@ from pathlib import Path
 import msgspec
 import pytest
 import stormcrawler_jvm
+from export_sets import every_host_rule_set
 
 from dustonline.rules.export import FORMATS, UnknownFormat, load
 from dustonline.rules.export.nutch import export
@@ -316,6 +317,12 @@ def test_rules_of_every_host_through_stormcrawler(tmp_path):
     by_every = [u for u in urls if any(r.id in ("g-utm", "g-sid") for r in rs.applicable(u))]
     assert len(by_every) >= 9
     keys = dict(zip(urls, got, strict=True))
+    own_rules, own_urls = every_host_rule_set()  # keys written on hosts without rules, moved ones
+    own_urls = [light_normalize(u) for u in own_urls]
+    (tmp_path / "own").mkdir()
+    [own] = stormcrawler_jvm.regex_normalize([(export(own_rules).text, own_urls)], tmp_path / "own")
+    own_counts, own_bad = compare(own_rules, own_urls, own, set())
+    assert not own_bad and own_counts["rewritten"] >= 80, (own_counts, own_bad[:5])
     assert keys["http://other.org/a?utm=1&sid=2&k=3"] == "http://other.org/a?k=3"
     assert keys["http://plain.org/a?utm=1&sid=2"] == "http://plain.org/a?utm=1"  # excepted for utm only
     assert keys["http://q.net/x?utm=1"] == "https://q.net/x?utm=1"  # its own scheme rule, utm excepted

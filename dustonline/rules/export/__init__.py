@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from ..ruleset import ACTIVE, EVERY_HOST, Rule
+from ..ruleset import Rule
 from ..urls import a_label
 
 
@@ -71,25 +71,6 @@ def export(name: str, rules: Sequence[Rule]) -> Export:
 
 
 __all__ = ["FORMATS", "Export", "Exporter", "Skipped", "UnknownFormat", "export", "load"]
-
-#: why an export leaves out a parameter rule of every host (``hosts: ["*"]``)
-EVERY_HOST_SKIPPED = (
-    'a parameter rule of every host (hosts ["*"]): this format scopes rules to named hosts; '
-    "the crawler keeps the name on hosts without a rule of their own (dustonline's clients drop it)"
-)
-
-
-def without_every_host(rules: Sequence[Rule]) -> tuple[list[Rule], list[Skipped]]:
-    """The rules an export scopes to hosts, and the active every-host rules it leaves out
-    (docs/formats.md, "Every host"): a format that lists hosts cannot say "all but these"."""
-    kept, skipped = [], []
-    for r in rules:
-        if r.hosts == [EVERY_HOST] and r.drop_param:
-            if r.status == ACTIVE:
-                skipped.append(Skipped(r.id, EVERY_HOST_SKIPPED))
-            continue
-        kept.append(r)
-    return kept, skipped
 
 
 def as_indexed(rules: Sequence[Rule]) -> list[Rule]:

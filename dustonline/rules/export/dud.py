@@ -23,6 +23,13 @@ Host scope: url-matcher's pattern ``host/`` matches the host and ``www.`` + host
 path), so a rule lists ``host/`` for each of its hosts and excludes ``www.host/`` when
 that host is not one of them. Everything else (scheme rules, host rules, other rewrite
 rules, path edits) is skipped with the reason.
+
+Parameter rules of every host (``hosts: ["*"]``) are a universal rule (an empty
+``include``). ``UrlCanonicalizer`` applies universal rules only to a URL that no rule of
+a domain matches, and ignores their ``exclude``; so every host the file names, and every
+excepted host, gets a ``queryRemoval`` of its own that holds the every-host names it is
+not excepted from (an empty one, for a host excepted from all, only keeps the universal
+rule off it).
 """
 
 from __future__ import annotations
@@ -34,21 +41,25 @@ from collections.abc import Sequence
 from ..params import SORT_QUERY
 from ..pattern import Alt, Chars, Group, Repeat, Seq
 from ..pattern import check as check_pattern
-from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation
-from . import Export, Skipped, as_indexed, without_every_host
+from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleSet, parse_transformation
+from ..urls import a_label
+from . import Export, Skipped, as_indexed
 
 ORDER = 100  # every exported rule; their processors commute (disjoint hosts or parameters)
 
 
 def export(rules: Sequence[Rule]) -> Export:
     """A JSON array of duplicate-url-discarder rules (``DUD_LOAD_RULE_PATHS``)."""
-    rules, skipped = without_every_host(as_indexed(rules))
-    rs = RuleSet(r for r in rules if r.status == ACTIVE)
-    skipped += [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
+    rs = RuleSet(r for r in as_indexed(rules) if r.status == ACTIVE)
+    skipped = [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
     drops: dict[str, list[str]] = {}  # host -> names, in RuleSet order
+    every: dict[str, frozenset[str]] = {}  # name -> its excepted hosts (the first rule of a name holds)
+    named: set[str] = set()  # hosts a rule of the file names
     out: list[dict] = []
     for r in rs.rules():
-        if r.drop_param:
+        if r.hosts == [EVERY_HOST] and r.drop_param and not (r.context or r.transformation):
+            every.setdefault(r.drop_param, frozenset(a_label(h.lower()) for h in r.except_hosts or ()))
+        elif r.drop_param:
             for h in r.hosts:
                 names = drops.setdefault(h.lower(), [])
                 if r.drop_param not in names:
@@ -82,6 +93,13 @@ def export(rules: Sequence[Rule]) -> Export:
                 out += _subpath_rules(r)
             except ValueError as e:
                 skipped.append(Skipped(r.id, str(e)))
+            else:
+                named.update(h.lower() for h in r.hosts)
+    if every:
+        out.append({"args": sorted(every), "order": ORDER, "processor": "queryRemoval", "urlPattern": {"include": []}})
+        for h in sorted(named | set(drops) | {h for exc in every.values() for h in exc}):
+            names = drops.setdefault(h, [])
+            names += [n for n in sorted(every) if h not in every[n] and n not in names]
     by_names: dict[tuple[str, ...], list[str]] = {}
     for host, names in drops.items():
         by_names.setdefault(tuple(names), []).append(host)

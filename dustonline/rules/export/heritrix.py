@@ -33,7 +33,11 @@ non-ASCII) as state markers:
    anchored copies, for every host of the site that has such rules), then the marker goes.
 
 A parameter rule removes one occurrence per application, so its bean is listed
-``DROP_PASSES`` times. What the chain does not do is light normalization (RuleSet tries
+``DROP_PASSES`` times. A parameter rule of every host (``hosts: ["*"]``) joins the
+parameter rules of each host with a Sheet that it does not except; for the other hosts it
+is a bean at the head of the policy's own list, before Heritrix's default rules, with a
+lookahead that skips its excepted hosts, and a key bean does the same for keys a rewrite
+rule writes on a host without a Sheet. What the chain does not do is light normalization (RuleSet tries
 the rules on the URL as given, then on its light normalization, and normalizes keys): a
 Heritrix URI is already in that form but for %-escapes of unreserved characters.
 """
@@ -47,9 +51,9 @@ from dataclasses import dataclass, field
 from ..params import EMPTY_QUERY, LAST_SEGMENT, TRAILING_SLASH
 from ..pattern import PatternError
 from ..pattern import check as check_pattern
-from ..ruleset import ACTIVE, Rule, RuleSet, parse_transformation, rule_order
-from ..urls import site_of_host
-from . import Export, Skipped, as_indexed, without_every_host
+from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleSet, parse_transformation, rule_order
+from ..urls import a_label, site_of_host
+from . import Export, Skipped, as_indexed
 from .javaregex import escaped_segment
 
 REGEX_RULE = "org.archive.modules.canonicalize.RegexRule"
@@ -119,6 +123,45 @@ class _Host:
     @property
     def prepares(self) -> bool:
         return self.https or bool(self.drops) or bool(self.edits)
+
+
+#: ``RulesCanonicalizationPolicy.getDefaultRules()`` (Heritrix 3), in its order: the
+#: policy's list when the export sets none
+DEFAULT_RULES = (
+    "LowercaseRule",
+    "StripUserinfoRule",
+    "StripWWWNRule",
+    "StripSessionIDs",
+    "StripSessionCFIDs",
+    "FixupQueryString",
+)
+
+
+@dataclass
+class _Every:
+    """Rules of every host: name -> its excepted hosts (the first rule of a name in
+    RuleSet's order holds)."""
+
+    names: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def of(self, host: str) -> list[str]:
+        return [n for n, exc in sorted(self.names.items()) if host not in exc]
+
+    def groups(self) -> list[tuple[list[str], list[str]]]:
+        """(names, excepted hosts) for each set of names excepted on the same hosts."""
+        by: dict[frozenset[str], list[str]] = {}
+        for n, exc in sorted(self.names.items()):
+            by.setdefault(exc, []).append(n)
+        return sorted(((names, sorted(exc)) for exc, names in by.items()), key=lambda g: g[0])
+
+
+def _none_of(hosts: Sequence[str], states: str = "") -> str:
+    """A lookahead: the URL (after one of ``states``, a marker) is on none of ``hosts``."""
+    at = f"[{states}]" if states else ""
+    lead = f"(?={at})" if states else ""
+    if hosts:
+        lead += f"(?!{at}(?:{'|'.join(_auth_is(h) for h in hosts)}))"
+    return lead
 
 
 def _java_format(rule: Rule, ngroups: int) -> str:
@@ -225,12 +268,19 @@ class _Writer:
 def export(rules: Sequence[Rule]) -> Export:
     """The crawler-beans.cxml fragment: the policy bean, shared RegexRule beans, one Sheet
     per host with rules and its SurtPrefixesSheetAssociation."""
-    rules, skipped = without_every_host(as_indexed(rules))
+    rules = as_indexed(rules)
     rs = RuleSet(r for r in rules if r.status == ACTIVE)
-    skipped += [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
+    skipped = [Skipped(rid, f"refused by RuleSet: {why}") for rid, why in rs.refused_rules]
     hosts: dict[str, _Host] = {}
     translated: dict[str, tuple[str, str]] = {}  # rule id -> (regex body, format)
+    every = _Every()
     for r in rs.rules():
+        if r.hosts == [EVERY_HOST] and r.drop_param and not (r.context or r.transformation):
+            if "#{" in r.drop_param or not _xml_ok(r.drop_param):
+                skipped.append(Skipped(r.id, "the parameter name holds '#{' or a character XML 1.0 cannot carry"))
+            else:
+                every.names.setdefault(r.drop_param, frozenset(a_label(h.lower()) for h in r.except_hosts or ()))
+            continue
         if r.canonical_scheme and r.canonical_scheme != "https":
             skipped.append(Skipped(r.id, f"scheme rule to {r.canonical_scheme!r}: RuleSet applies https only"))
             continue
@@ -263,16 +313,32 @@ def export(rules: Sequence[Rule]) -> Export:
                     st.edits.append(r.normalize)
             elif all(x.id != r.id for x in st.rewrites):
                 st.rewrites.append(r)
-    for st in hosts.values():
+    for h, st in hosts.items():
         st.rewrites.sort(key=rule_order)
+        st.drops += [n for n in every.of(h) if n not in st.drops]
 
     w = _Writer()
     sheets: list[tuple[str, list[str]]] = []
     for host in sorted(hosts):
-        chain = _sheet(w, host, hosts, translated)
+        chain = _sheet(w, host, hosts, translated, every)
         if chain:
             sheets.append((host, chain))
-    return Export(_render(w, sheets, skipped), skipped)
+    policy = _policy_beans(w, every)
+    return Export(_render(w, sheets, skipped, policy), skipped)
+
+
+def _policy_beans(w: _Writer, every: _Every) -> list[str]:
+    """The every-host beans at the head of the policy's list (hosts without a Sheet)."""
+    out = []
+    for i, (names, exc) in enumerate(every.groups()):
+        bid = w.bean(
+            f"dust.every.{i}",
+            _drop_regex(names, _none_of(exc)),
+            _DROP_FORMAT,
+            f"parameter rules of every host: {', '.join(names)}" + (f" (not on {', '.join(exc)})" if exc else ""),
+        )
+        out += [bid] * DROP_PASSES
+    return out
 
 
 def _translate(r: Rule) -> tuple[str, str]:
@@ -323,7 +389,9 @@ def _prepare_beans(w: _Writer, host: str, st: _Host) -> list[str]:
     return out
 
 
-def _sheet(w: _Writer, host: str, hosts: dict[str, _Host], translated: dict[str, tuple[str, str]]) -> list[str]:
+def _sheet(
+    w: _Writer, host: str, hosts: dict[str, _Host], translated: dict[str, tuple[str, str]], every: _Every
+) -> list[str]:
     """The rule list of ``host``'s Sheet (bean ids, in order)."""
     st = hosts[host]
     chain: list[str] = []
@@ -338,7 +406,7 @@ def _sheet(w: _Writer, host: str, hosts: dict[str, _Host], translated: dict[str,
             )
         )
         here = st.move
-        st = hosts.get(here, _Host())
+        st = hosts.get(here) or _Host(drops=every.of(here))
     prepare = _prepare_beans(w, here, st)
     rewrites = [r for r in st.rewrites if r.id in translated]
     if not rewrites:
@@ -363,14 +431,15 @@ def _sheet(w: _Writer, host: str, hosts: dict[str, _Host], translated: dict[str,
     if st.prepares:
         chain += prepare
         chain.append(w.bean("dust.from-raw", rf"{_RAW}({_ANY}*)", KEY + "$1", "a key from the URL as given"))
-    chain += _key_beans(w, here, hosts)
+    chain += _key_beans(w, here, hosts, every)
     chain.append(w.bean("dust.done", rf"[{_KEY}{_MOVED}]({_ANY}*)", "$1", "the key"))
     return chain
 
 
-def _key_beans(w: _Writer, here: str, hosts: dict[str, _Host]) -> list[str]:
+def _key_beans(w: _Writer, here: str, hosts: dict[str, _Host], every: _Every) -> list[str]:
     """The rules of a key's own host (RuleSet._after), for the hosts of ``here``'s site:
-    its host rule, else its scheme and parameter rules."""
+    its host rule, else its scheme and parameter rules; on any other host, the rules of
+    every host it is not excepted from."""
     site = site_of_host(here)
     peers = sorted(h for h, st in hosts.items() if (st.move or st.prepares) and site_of_host(h) == site)
     moves, schemes, drops = [], [], []
@@ -408,6 +477,14 @@ def _key_beans(w: _Writer, here: str, hosts: dict[str, _Host]) -> list[str]:
             drops += [bid] * DROP_PASSES
         if st.edits:
             drops += _edit_beans(w, h, st.edits, f"(?=[{states}]{_auth_is(h)})", f"key-{tag}")
+    for i, (names, exc) in enumerate(every.groups()):
+        bid = w.bean(
+            f"dust.key-every.{i}.{site}",
+            _drop_regex(names, _none_of(sorted(set(peers) | set(exc)), _KEY + _MOVED)),
+            _DROP_FORMAT,
+            f"a key on a host of {site} without rules of its own: parameters {', '.join(names)}",
+        )
+        drops += [bid] * DROP_PASSES
     return moves + schemes + drops
 
 
@@ -443,7 +520,7 @@ def _comment(text: str) -> str:
     return text.replace("--", "- -")
 
 
-def _render(w: _Writer, sheets: list[tuple[str, list[str]]], skipped: list[Skipped]) -> str:
+def _render(w: _Writer, sheets: list[tuple[str, list[str]]], skipped: list[Skipped], policy: list[str]) -> str:
     lines = [
         "<!-- dustonline rules for Heritrix 3, written by: dustonline rules export, format heritrix.",
         "     Paste inside <beans> of crawler-beans.cxml. Each host with rules gets a Sheet that",
@@ -451,9 +528,19 @@ def _render(w: _Writer, sheets: list[tuple[str, list[str]]], skipped: list[Skipp
         f"     keep the policy's own rules. The preparer uses the top-level {POLICY} bean",
         "     (autowired); if your profile declares one already, keep yours and delete the one below.",
         f"     {len(sheets)} sheets, {len(w.beans)} RegexRule beans, {len(skipped)} rules skipped. -->",
-        f'<bean id="{POLICY}" class="org.archive.modules.canonicalize.RulesCanonicalizationPolicy"/>',
-        "",
     ]
+    if policy:
+        lines[-1:-1] = [
+            "     The policy's list is the rules of every host (for hosts without a Sheet), then",
+            "     Heritrix's default rules; in a policy of your own, put the dust.every refs first.",
+        ]
+        lines += [f'<bean id="{POLICY}" class="org.archive.modules.canonicalize.RulesCanonicalizationPolicy">']
+        lines += [' <property name="rules">', "  <list>"]
+        lines += [f"   <ref bean={_attr(b)}/>" for b in policy]
+        lines += [f'   <bean class="org.archive.modules.canonicalize.{c}"/>' for c in DEFAULT_RULES]
+        lines += ["  </list>", " </property>", "</bean>", ""]
+    else:
+        lines += [f'<bean id="{POLICY}" class="org.archive.modules.canonicalize.RulesCanonicalizationPolicy"/>', ""]
     for s in skipped:
         lines.append(f"<!-- skipped {_comment(s.rule_id)}: {_comment(s.reason)} -->")
     if skipped:
