@@ -37,9 +37,11 @@ A parameter rule removes one occurrence per application, so its bean is listed
 parameter rules of each host with a Sheet that it does not except; for the other hosts it
 is a bean at the head of the policy's own list, before Heritrix's default rules, with a
 lookahead that skips its excepted hosts, and a key bean does the same for keys a rewrite
-rule writes on a host without a Sheet. What the chain does not do is light normalization (RuleSet tries
-the rules on the URL as given, then on its light normalization, and normalizes keys): a
-Heritrix URI is already in that form but for %-escapes of unreserved characters.
+rule writes on a host without a Sheet.
+
+What the chain does not do is light normalization (RuleSet tries the rules on the URL as
+given, then on its light normalization, and normalizes keys): a Heritrix URI is already
+in that form but for %-escapes of unreserved characters.
 """
 
 from __future__ import annotations
