@@ -132,6 +132,10 @@ def every_host_rule_set() -> tuple[list[Rule], list[str]]:
         r("g-utm", ["*"], drop_param="utm", support=40, except_hosts=["keep.e1.com", "kept.org"]),
         r("g-fb", ["*"], drop_param="fbclid", support=30, except_hosts=["keep.e1.com"]),
         r("g-sid", ["*"], drop_param="sid", support=20),
+        *(
+            r(f"g-{n}", ["*"], drop_param=f"utm_{n}", support=10)
+            for n in ("source", "medium", "campaign", "term", "content")
+        ),
         r("p-own", ["www.e1.com"], drop_param="ref"),
         r("m", ["old.e1.com"], canonical_host="new.e1.com"),
         r(
@@ -153,7 +157,14 @@ def every_host_rule_set() -> tuple[list[Rule], list[str]]:
             transformation="http://old.e1.com/$1?fbclid=o&y",
         ),
     ]
-    queries = ("", "?utm=1", "?a=1&utm=2&fbclid=x", "?sid=1&ref=2&a", "?fbclid&utm=1&sid=2&b=3#f")
+    queries = (
+        "",
+        "?utm=1",
+        "?a=1&utm=2&fbclid=x",
+        "?sid=1&ref=2&a",
+        "?fbclid&utm=1&sid=2&b=3#f",
+        "?utm_source=a&utm_medium=b&k=1&utm_campaign=c&utm_term=d&utm_content=e",
+    )
     urls = [
         f"http://{host}{path}{q}"
         for host in ("www.e1.com", "m.e1.com", "keep.e1.com", "old.e1.com", "new.e1.com", "kept.org", "z.net")

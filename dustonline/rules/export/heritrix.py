@@ -33,8 +33,9 @@ non-ASCII) as state markers:
    anchored copies, for every host of the site that has such rules), then the marker goes.
 
 A parameter rule removes one occurrence per application, so its bean is listed
-``DROP_PASSES`` times. A parameter rule of every host (``hosts: ["*"]``) joins the
-parameter rules of each host with a Sheet that it does not except; for the other hosts it
+``DROP_PASSES`` times, or once a name when it has more. A parameter rule of every host
+(``hosts: ["*"]``) joins the parameter rules of each host with a Sheet that it does not
+except; for the other hosts it
 is a bean at the head of the policy's own list, before Heritrix's default rules, with a
 lookahead that skips its excepted hosts, and a key bean does the same for keys a rewrite
 rule writes on a host without a Sheet.
@@ -65,8 +66,14 @@ POLICY = "canonicalizationPolicy"
 #: rule's output, FROM_RAW one from the URL as given, MOVED a key moved to its host's peer
 SEP, KEY, FROM_RAW, MOVED = "\ue000", "\ue001", "\ue002", "\ue003"
 MARKERS = SEP + KEY + FROM_RAW + MOVED
-#: applications of a host's parameter bean: each removes one parameter of the query
+#: applications of a parameter bean, at least: each removes one part of the query, and a
+#: bean of more names is listed once a name (five utm_ names on one URL are common)
 DROP_PASSES = 4
+
+
+def _passes(names) -> int:
+    return max(DROP_PASSES, len(names))
+
 
 _ANY = r"[\s\S]"
 
@@ -339,7 +346,7 @@ def _policy_beans(w: _Writer, every: _Every) -> list[str]:
             _DROP_FORMAT,
             f"parameter rules of every host: {', '.join(names)}" + (f" (not on {', '.join(exc)})" if exc else ""),
         )
-        out += [bid] * DROP_PASSES
+        out += [bid] * _passes(names)
     return out
 
 
@@ -386,7 +393,7 @@ def _prepare_beans(w: _Writer, host: str, st: _Host) -> list[str]:
             _DROP_FORMAT,
             f"parameter rules of {host}: {', '.join(st.drops)}",
         )
-        out += [bid] * DROP_PASSES
+        out += [bid] * _passes(st.drops)
     out += _edit_beans(w, host, st.edits, rf"(?![{_KEY}{_MOVED}])", "")
     return out
 
@@ -476,7 +483,7 @@ def _key_beans(w: _Writer, here: str, hosts: dict[str, _Host], every: _Every) ->
                 _DROP_FORMAT,
                 f"a key on {h}: parameters {', '.join(st.drops)}",
             )
-            drops += [bid] * DROP_PASSES
+            drops += [bid] * _passes(st.drops)
         if st.edits:
             drops += _edit_beans(w, h, st.edits, f"(?=[{states}]{_auth_is(h)})", f"key-{tag}")
     for i, (names, exc) in enumerate(every.groups()):
@@ -486,7 +493,7 @@ def _key_beans(w: _Writer, here: str, hosts: dict[str, _Host], every: _Every) ->
             _DROP_FORMAT,
             f"a key on a host of {site} without rules of its own: parameters {', '.join(names)}",
         )
-        drops += [bid] * DROP_PASSES
+        drops += [bid] * _passes(names)
     return moves + schemes + drops
 
 
