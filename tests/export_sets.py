@@ -82,6 +82,7 @@ def path_edit_set() -> tuple[list[Rule], list[str]]:
         r("u", ["e.com"], normalize="last-segment:%C3%A9"),
         r("n", ["e.com"], normalize="last-segment:%7e"),
         r("p", ["e.com"], drop_param="sid"),
+        r("b", ["e.com"], normalize="bare-tokens"),
         r("w", ["www.e.com"], context=r"^(https?)\:\/\/www\.e\.com\/(.*)$", transformation="$1://e.com/$2/"),
     ]
     urls = [
@@ -113,6 +114,11 @@ def path_edit_set() -> tuple[list[Rule], list[str]]:
             "/a/%7e",
             "",
             "?",
+            "/app.js?o4jxx5",
+            "/a/?o4jxx5&sid=1",
+            "/a/index.html?x=1&3.5&amp&9z&&y=2",
+            "/a?amp",
+            "/a/?1&2&3&4",  # at most DROP_PASSES tokens go in Heritrix (docs/crawlers.md)
         )
     ]
     return rules, urls

@@ -199,6 +199,7 @@ COMPOSED = [
     R("e-slash", ["h.com"], normalize="trailing-slash"),
     R("e-query", ["h.com"], normalize="empty-query"),
     R("e-index", ["h.com"], normalize="last-segment:index.html"),
+    R("e-tokens", ["h.com"], normalize="bare-tokens"),
     # matches only the URL as given (sid in its context): the fallback, sid dropped again
     R("r-raw", ["h.com"], r"^https\:\/\/h\.com\/item\-([0-9]+)\?sid\=([a-z]+)$", "https://h.com/i/$1?sid=$2&k=1", 30),
     R("r-case", ["h.com"], r"^https\:\/\/h\.com\/([A-Za-z]+)\/([0-9]+)$", "https://h.com/${1:lower}/$2", 20),
@@ -232,6 +233,8 @@ COMPOSED_URLS = [
     "http://www.h.com/NEWS/12?sid=1",
     "http://h.com/a/b/index.html?",
     "http://h.com/a/b/?sid=1&&a.b&axb=2",
+    "http://h.com/a/b/?o4jxx5&sid=1&amp&x=2&9",
+    "http://h.com/a/index.html?o4jxx5#f",
     "http://h.com/?",
     "http://h.com:443/x/",
     "http://user@www.h.com:8080/x/",

@@ -624,6 +624,38 @@ def test_a_path_edit_is_learned_from_min_freq_clusters_and_applies_to_new_paths(
     assert rs.canonicalize("http://a.com" + a.format(99)) == rs.canonicalize("http://a.com" + b.format(99))
 
 
+def test_bare_tokens_are_one_edit_that_takes_tokens_never_seen():
+    """Cache busters that rotate (``app.js?o4jxx5``, then ``?o4kiup``): each token is a name
+    of its own, learned too late for the next one; the edit drops any bare part with a
+    digit once three files showed it, and leaves words (``?amp``) alone."""
+    t = Clock()
+    lrn = learner()
+    evs = []
+    for i in range(3):
+        evs += two_forms("a.com", "/s/f%d.js?%dk%dq" % (i, i, 7 * i), "/s/f%d.js" % i, 1, t)
+    evs += [page("a.com", "/news/1", "a story", t), page("a.com", "/news/1?amp", "its AMP page", t)]
+    learn(lrn, evs)
+    assert edit_rules(lrn)["bare-tokens"] == ["a.com"]
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/s/new.js?o4jxx5") == "http://a.com/s/new.js"
+    assert rs.canonicalize("http://a.com/s/new.js?v=2&o4jxx5") == "http://a.com/s/new.js?v=2"
+    assert rs.canonicalize("http://a.com/news/1?amp") != rs.canonicalize("http://a.com/news/1")
+
+
+def test_bare_tokens_that_select_pages_veto_the_edit():
+    """An old CMS whose pages are ``/view?123``: two of them are two contents, so the
+    edit that would key them together is vetoed, however many cache busters the site has."""
+    t = Clock()
+    lrn = learner()
+    evs = [page("a.com", "/view?123", "one article", t), page("a.com", "/view?456", "another", t)]
+    for i in range(5):
+        evs += two_forms("a.com", "/s/f%d.js?%dk%dq" % (i, i, 7 * i), "/s/f%d.js" % i, 1, t)
+    learn(lrn, evs)
+    assert "bare-tokens" not in edit_rules(lrn)
+    rs = lrn.ruleset()
+    assert rs.canonicalize("http://a.com/view?123") != rs.canonicalize("http://a.com/view?456")
+
+
 def test_a_path_edit_that_would_merge_two_pages_is_vetoed():
     t = Clock()
     lrn = learner()

@@ -102,6 +102,28 @@ def test_edits_apply_in_one_documented_order():
 
 
 @pytest.mark.parametrize(
+    "url,out",
+    [
+        ("http://x.com/app.js?o4jxx5", "http://x.com/app.js"),  # a cache buster
+        ("http://x.com/app.js?3.5.12#f", "http://x.com/app.js#f"),
+        ("http://x.com/a?amp", "http://x.com/a?amp"),  # a word: it may select content
+        ("http://x.com/a?amp&o4jxx5", "http://x.com/a?amp"),
+        ("http://x.com/a?id=7&o4jxx5&x=1", "http://x.com/a?id=7&x=1"),  # a part with = stays
+        ("http://x.com/a?x=1&&2", "http://x.com/a?x=1&"),  # empty parts stay, as drop_params keeps them
+        ("http://x.com/a?\u0661", "http://x.com/a?\u0661"),  # ASCII digits only
+        ("http://x.com/a?", "http://x.com/a?"),
+    ],
+)
+def test_bare_tokens(url, out):
+    assert apply_edits(url, {"bare-tokens"}) == out
+
+
+def test_bare_tokens_go_before_the_empty_query_edit():
+    assert apply_edits("http://x.com/a?o4jxx5", {"bare-tokens", "empty-query", "sort-query"}) == "http://x.com/a"
+    assert applied_edits("http://x.com/a?b=1&o4jxx5", {"bare-tokens", "sort-query"}) == ["bare-tokens"]
+
+
+@pytest.mark.parametrize(
     "edit,ok",
     [
         ("trailing-slash", True),
@@ -109,6 +131,8 @@ def test_edits_apply_in_one_documented_order():
         ("lowercase-query-names", True),
         ("empty-query", True),
         ("sort-query", True),
+        ("bare-tokens", True),
+        ("bare-token", False),
         ("last-segment:default.aspx", True),
         ("last-segment:", False),
         ("last-segment:a/b", False),

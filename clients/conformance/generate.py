@@ -666,7 +666,8 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
         "before rewrite rules, in one order: lowercase-path (ASCII letters of the path), "
         "lowercase-query-names (ASCII letters of each query part's name, values untouched), "
         "sort-query (the query's parts by the code points of their names, a stable sort), "
-        "empty-query, last-segment:<literal> (byte for byte, the / before it kept), "
+        "bare-tokens (the query's parts without = that hold an ASCII digit, the ? too when no "
+        "part is left), empty-query, last-segment:<literal> (byte for byte, the / before it kept), "
         "trailing-slash (not the root's); a rewrite that matches only the URL as given still "
         "decides; the key's own host's edits apply to a rewrite's output; the path ends at the "
         "first ? or #, the query at the first #; refused: bad-edit (an unknown edit, a literal "
@@ -691,6 +692,10 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             R("e-sq-eq", ["sq.com"], normalize="empty-query"),
             R("p-sq", ["sq.com"], drop_param="sid"),
             R("r-sq", ["sq.com"], r"^http\:\/\/sq\.com\/c\?cat\=([a-z]+)\&id\=([0-9]+)$", "http://sq.com/$1/$2"),
+            R("e-bt", ["bt.com"], normalize="bare-tokens"),
+            R("e-bt-sq", ["bt.com"], normalize="sort-query"),
+            R("p-bt", ["bt.com"], drop_param="v2"),
+            R("r-bt", ["bt.com"], r"^http\:\/\/bt\.com\/js\/app\.js\?v\=([0-9]+)$", "http://bt.com/app.js"),
             # all four on one host: their order; an upper-case literal never meets a lowered path
             R("a-slash", ["all.com"], normalize="trailing-slash", support=40),
             R("a-index", ["all.com"], normalize="last-segment:index.html", support=30),
@@ -804,6 +809,20 @@ def path_edits_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://sq.com/a?b=1#z=0&y=1",
             "http://sq.com/a?sid=1",
             "http://sq.com/a?",
+            # bare-tokens: parts without = that hold an ASCII digit, after parameter rules and sorting
+            "http://bt.com/app.js?o4jxx5",
+            "http://bt.com/app.js?3.5.12#f",
+            "http://bt.com/app.js?amp",
+            "http://bt.com/app.js?amp&o4jxx5",
+            "http://bt.com/a?id=7&o4jxx5&x=1",
+            "http://bt.com/a?x=1&&2&=3&b=",
+            "http://bt.com/a?v2&v3",
+            "http://bt.com/a?",
+            "http://bt.com/a?\u0661\u0662",
+            "http://bt.com/a#?o4jxx5",
+            "http://bt.com/js/app.js?o4jxx5&v=7",
+            "http://bt.com/js/app.js?v=7&9xyz",
+            "http://www.bt.com/app.js?o4jxx5",
             # the order: lowered, empty query, last segment, trailing slash
             "http://all.com/A/Index.html?",
             "http://all.com/a/index.html?#f",

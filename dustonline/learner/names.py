@@ -30,6 +30,7 @@ import re
 
 from ..rules.params import (
     BARE,
+    BARE_TOKENS,
     EMPTY_QUERY,
     LAST_SEGMENT,
     LOWERCASE_NAMES,
@@ -38,6 +39,7 @@ from ..rules.params import (
     TRAILING_SLASH,
     apply_edits,
     drop_params,
+    is_bare_token,
     query_pairs,
     sorted_query,
     to_https,
@@ -51,6 +53,7 @@ WWW = "=host:www."  # the transfer class of every pair (x, www.x)
 NUMBERED = "=host:#"  # the transfer class of pairs that differ in numbers only (img1.x, img3.x)
 SLASH = "=slash"  # the path's trailing "/" as a name, values "1" and "0"
 EMPTYQ = "=emptyq"  # an empty query as a name (present or absent)
+BARET = "=baretok"  # the query's bare tokens as a name, valued by them (present, absent, or two of them)
 LAST = "=last"  # the last path segment, observed under the path before it
 LASTP = "=last:"  # + a segment: the hypothesis "the last segment <segment> can go"
 CASE = "=case"  # the path's letter case, observed under the lowered path
@@ -59,6 +62,7 @@ ORDER = "=order"  # the order of the query's names, observed under the path and 
 EDITS = {
     SLASH: TRAILING_SLASH,
     EMPTYQ: EMPTY_QUERY,
+    BARET: BARE_TOKENS,
     CASE: LOWERCASE_PATH,
     QCASE: LOWERCASE_NAMES,
     ORDER: SORT_QUERY,
@@ -105,6 +109,9 @@ def observe_url(url: str, host: str, site: str) -> tuple[str, list[tuple[str, st
     pairs = [(SCHEME, scheme), (HOST, host), (SLASH, "1" if len(p) > 1 and p.endswith("/") else "0")]
     if q and not after.partition("#")[0]:
         pairs.append((EMPTYQ, "1"))
+    tokens = [n for n, v in query if v == BARE and is_bare_token(n)]
+    if tokens:
+        pairs.append((BARET, "&".join(tokens)))
     return address, pairs + query, where, seg, names, order
 
 

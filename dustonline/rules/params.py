@@ -97,6 +97,7 @@ TRAILING_SLASH, EMPTY_QUERY, LAST_SEGMENT = "trailing-slash", "empty-query", "la
 LOWERCASE_PATH = "lowercase-path"
 LOWERCASE_NAMES = "lowercase-query-names"
 SORT_QUERY = "sort-query"
+BARE_TOKENS = "bare-tokens"
 _UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -120,7 +121,7 @@ def _path_span(url: str) -> tuple[int, int]:
 
 def check_edit(edit: str) -> bool:
     """Is ``edit`` a path edit of the format (``Rule.normalize``)?"""
-    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY):
+    if edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, BARE_TOKENS):
         return True
     seg = edit[len(LAST_SEGMENT) :] if edit.startswith(LAST_SEGMENT) else ""
     return bool(seg) and not any(ch in seg for ch in "/?#")
@@ -140,6 +141,8 @@ def _edit_once(url: str, edit: str) -> str:
         if span is not None and span[1] == span[0] + 1:
             return url[: span[0]] + url[span[1] :]
         return url
+    if edit == BARE_TOKENS:
+        return _without_tokens(url)
     start, end = _path_span(url)
     path = url[start:end]
     if edit == TRAILING_SLASH:
@@ -151,6 +154,26 @@ def _edit_once(url: str, edit: str) -> str:
         if cut >= 0 and seg and escapes_normalized(seg) == edit[len(LAST_SEGMENT) :]:
             path = path[: cut + 1]
     return url[:start] + path + url[end:]
+
+
+def is_bare_token(part: str) -> bool:
+    """A query part without ``=`` that holds an ASCII digit: a cache buster
+    (``app.js?o4jxx5``, ``?3.5.12``), a beacon's payload; not a word (``?amp``, ``?print``)."""
+    return "=" not in part and any(c in "0123456789" for c in part)
+
+
+def _without_tokens(url: str) -> str:
+    """The query's bare tokens removed (split as ``drop_params`` splits it), and its
+    ``?`` when no part is left."""
+    span = _query(url)
+    if span is None:
+        return url
+    q, end = span
+    parts = url[q + 1 : end].split("&")
+    kept = [p for p in parts if not is_bare_token(p)]
+    if len(kept) == len(parts):
+        return url
+    return url[:q] + ("?" + "&".join(kept) if kept else "") + url[end:]
 
 
 def _lower_names(url: str) -> str:
@@ -200,7 +223,7 @@ def _order(edits: Collection[str]) -> list[str]:
     lasts = sorted(e for e in edits if e.startswith(LAST_SEGMENT))
     slash = [TRAILING_SLASH] if TRAILING_SLASH in edits else []
     return (
-        [e for e in (LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, EMPTY_QUERY) if e in edits]
+        [e for e in (LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, BARE_TOKENS, EMPTY_QUERY) if e in edits]
         + slash
         + lasts
         + (slash if lasts else [])

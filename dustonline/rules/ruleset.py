@@ -62,7 +62,7 @@ class Rule(msgspec.Struct, kw_only=True):
     # applies, with that host's rules; left out when unset
     canonical_host: str | msgspec.UnsetType = msgspec.UNSET
     # a path-edit rule: on ``hosts``, URLs are read with this edit (``trailing-slash``,
-    # ``empty-query``, ``last-segment:<literal>``, rules/params.py ``apply_edits``) after
+    # ``empty-query``, ``bare-tokens``, ``last-segment:<literal>``, rules/params.py ``apply_edits``) after
     # the parameter rules and before rewrite rules; left out when unset
     normalize: str | msgspec.UnsetType = msgspec.UNSET
     # the version of the record format (docs/rule.schema.json); absent means 1, and the

@@ -51,7 +51,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..params import EMPTY_QUERY, LAST_SEGMENT, TRAILING_SLASH
+from ..params import BARE_TOKENS, EMPTY_QUERY, LAST_SEGMENT, TRAILING_SLASH
 from ..pattern import PatternError
 from ..pattern import check as check_pattern
 from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleSet, parse_transformation, rule_order
@@ -210,7 +210,15 @@ def _drop_regex(names: Sequence[str], lead: str) -> str:
     """One query part named one of ``names`` removed (params.drop_params, one part a
     pass): the first part and its '&', a later part and the '&' before it, or the only part
     and its '?'. ``lead``: a lookahead that says which states it applies to."""
-    part = "(?:" + "|".join(quote(n) for n in names) + ")(?:=[^&#" + _SEP + "]*)?"
+    return _part_regex("(?:" + "|".join(quote(n) for n in names) + ")(?:=[^&#" + _SEP + "]*)?", lead)
+
+
+#: a bare token (params.is_bare_token): a whole part without '=' that holds a digit
+_TOKEN = rf"[^=&#{_SEP}]*[0-9][^=&#{_SEP}]*"
+
+
+def _part_regex(part: str, lead: str) -> str:
+    """One query part that ``part`` matches whole removed, as ``_drop_regex`` says."""
     alt1 = rf"([^?{_SEP}]*\?){part}&({_ANY}*)"
     alt2 = rf"([^?{_SEP}]*\?[^#{_SEP}]*?)&{part}((?:[&#{_SEP}]{_ANY}*)?)"
     alt3 = rf"([^?{_SEP}]*)\?{part}((?:[#{_SEP}]{_ANY}*)?)"
@@ -228,6 +236,14 @@ def _edit_beans(w: _Writer, host: str, edits: Sequence[str], lead: str, tag: str
     head = rf"(?:(?!://){_ANY})*://[^/?#{_SEP}]*/"  # up to the path's first '/'
     tail = rf"((?:[?#{_SEP}]{_ANY}*)?)"  # the end of the path: query, fragment, SEP or the end
     out = []
+    if BARE_TOKENS in edits:
+        bid = w.bean(
+            f"dust.{tag}bare-tokens.{host}",
+            _part_regex(_TOKEN, lead),
+            _DROP_FORMAT,
+            f"{host}: a query part without '=' that holds a digit is removed (one a pass)",
+        )
+        out += [bid] * DROP_PASSES
     if EMPTY_QUERY in edits:
         out.append(
             w.bean(
@@ -293,12 +309,14 @@ def export(rules: Sequence[Rule]) -> Export:
         if r.canonical_scheme and r.canonical_scheme != "https":
             skipped.append(Skipped(r.id, f"scheme rule to {r.canonical_scheme!r}: RuleSet applies https only"))
             continue
-        if r.normalize and not (r.normalize in (TRAILING_SLASH, EMPTY_QUERY) or r.normalize.startswith(LAST_SEGMENT)):
+        if r.normalize and not (
+            r.normalize in (TRAILING_SLASH, EMPTY_QUERY, BARE_TOKENS) or r.normalize.startswith(LAST_SEGMENT)
+        ):
             skipped.append(
                 Skipped(
                     r.id,
-                    f"path edit {r.normalize!r}: the export writes trailing-slash, empty-query and "
-                    "last-segment edits (a RegexRule format has no case conversion and cannot sort a query)",
+                    f"path edit {r.normalize!r}: the export writes trailing-slash, bare-tokens, empty-query "
+                    "and last-segment edits (a RegexRule format has no case conversion and cannot sort a query)",
                 )
             )
             continue

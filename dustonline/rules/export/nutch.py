@@ -30,7 +30,15 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..params import EMPTY_QUERY, LAST_SEGMENT, LOWERCASE_NAMES, LOWERCASE_PATH, SORT_QUERY, TRAILING_SLASH
+from ..params import (
+    BARE_TOKENS,
+    EMPTY_QUERY,
+    LAST_SEGMENT,
+    LOWERCASE_NAMES,
+    LOWERCASE_PATH,
+    SORT_QUERY,
+    TRAILING_SLASH,
+)
 from ..pattern import Parsed, check
 from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleError, RuleSet, check_format, parse_transformation
 from ..urls import a_label, light_normalize, split_authority
@@ -195,6 +203,12 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
     for pfx, scope, prep in groups:
         at = f"{pfx}(?={scope})"
         path = rf"{at}{SCHEME}://[^/?#{MARKS}]*+"
+        if BARE_TOKENS in prep.edits:  # parts without '=' holding a digit, as the drops above
+            token = rf"[^=&#{MARKS}]*[0-9][^=&#{MARKS}]*(?=&)"
+            chain.add(rf"^({at}{q})([^#{MARKS}]*+)", "$1&$2&")
+            chain.add(_g(at + q, rf"(?:&(?!{token})[^&#{MARKS}]*+)*+") + rf"&{token}", "$1$2")
+            chain.add(rf"^({at}[^?{MARKS}]*+)\?&(?=[#{MARKS}]|\z)", "$1")
+            chain.add(rf"^({at}{q})&([^#{MARKS}]*)&", "$1$2")
         if EMPTY_QUERY in prep.edits:
             chain.add(rf"^({at}[^?{MARKS}]*+)\?(?=[#{MARKS}]|\z)", "$1")
         # trailing slashes, the last segment, trailing slashes again (params._order): once
@@ -212,7 +226,7 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
 
 #: the path edits this exporter writes (others, from a later format, skip their rule)
 def _known_edit(edit: str) -> bool:
-    return edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES) or (
+    return edit in (TRAILING_SLASH, EMPTY_QUERY, LOWERCASE_PATH, LOWERCASE_NAMES, BARE_TOKENS) or (
         edit.startswith(LAST_SEGMENT) and len(edit) > len(LAST_SEGMENT)
     )
 

@@ -9,7 +9,8 @@ import java.util.List;
  * Path-edit rules ({@code normalize}, the port of Python's {@code params.apply_edits},
  * {@code applied_edits} and {@code check_edit}): one edit of the URL a site ignores, applied
  * on its hosts after the parameter rules and before rewrite rules, in one order (lowercase
- * path, lowercase query names, sorted query, empty query, last segments, trailing slash) so that every
+ * path, lowercase query names, sorted query, bare tokens, empty query, last segments,
+ * trailing slash) so that every
  * client gives one key. The
  * path is the text after the authority up to the first '?' or '#'; the query, as for
  * parameter rules, the text after the first '?' up to the first '#' after it.
@@ -20,15 +21,16 @@ final class PathEdits {
     static final String LOWERCASE_PATH = "lowercase-path";
     static final String LOWERCASE_NAMES = "lowercase-query-names";
     static final String SORT_QUERY = "sort-query";
+    static final String BARE_TOKENS = "bare-tokens";
     static final String LAST_SEGMENT = "last-segment:";
 
     private PathEdits() {}
 
-    /** Is {@code edit} a path edit of the format: one of the five words, or a last-segment
+    /** Is {@code edit} a path edit of the format: one of the six words, or a last-segment
      * literal that is not empty and has no '/', '?' or '#'. */
     static boolean check(String edit) {
         if (edit.equals(TRAILING_SLASH) || edit.equals(EMPTY_QUERY) || edit.equals(LOWERCASE_PATH)
-                || edit.equals(LOWERCASE_NAMES) || edit.equals(SORT_QUERY)) {
+                || edit.equals(LOWERCASE_NAMES) || edit.equals(SORT_QUERY) || edit.equals(BARE_TOKENS)) {
             return true;
         }
         String seg = edit.startsWith(LAST_SEGMENT) ? edit.substring(LAST_SEGMENT.length()) : "";
@@ -84,6 +86,9 @@ final class PathEdits {
         if (edit.equals(SORT_QUERY)) {
             return sortQuery(url);
         }
+        if (edit.equals(BARE_TOKENS)) {
+            return withoutTokens(url);
+        }
         if (edit.equals(EMPTY_QUERY)) {
             int[] q = Params.query(url);
             if (q != null && q[1] == q[0] + 1) {
@@ -128,6 +133,40 @@ final class PathEdits {
         return url.substring(0, q[0] + 1) + String.join("&", parts) + url.substring(q[1]);
     }
 
+    /** A query part without '=' that holds an ASCII digit (Python's {@code is_bare_token}). */
+    static boolean isBareToken(String part) {
+        if (part.indexOf('=') >= 0) {
+            return false;
+        }
+        for (int i = 0; i < part.length(); i++) {
+            char c = part.charAt(i);
+            if (c >= '0' && c <= '9') {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The query's bare tokens removed, and its '?' when no part is left (Python's
+     * {@code _without_tokens}). */
+    private static String withoutTokens(String url) {
+        int[] q = Params.query(url);
+        if (q == null) {
+            return url;
+        }
+        List<String> parts = queryParts(url, q);
+        List<String> kept = new ArrayList<>();
+        for (String part : parts) {
+            if (!isBareToken(part)) {
+                kept.add(part);
+            }
+        }
+        if (kept.size() == parts.size()) {
+            return url;
+        }
+        return url.substring(0, q[0]) + (kept.isEmpty() ? "" : "?" + String.join("&", kept)) + url.substring(q[1]);
+    }
+
     /** The query's parts in the code-point order of their names, a stable sort: parts of
      * one name keep their order (Python's {@code _sort_query}). */
     private static String sortQuery(String url) {
@@ -158,7 +197,7 @@ final class PathEdits {
         }
         segments.sort(RuleSet::compareCodePoints);
         List<String> out = new ArrayList<>();
-        for (String e : List.of(LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, EMPTY_QUERY)) {
+        for (String e : List.of(LOWERCASE_PATH, LOWERCASE_NAMES, SORT_QUERY, BARE_TOKENS, EMPTY_QUERY)) {
             if (edits.contains(e)) {
                 out.add(e);
             }

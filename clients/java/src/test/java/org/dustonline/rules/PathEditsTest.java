@@ -115,7 +115,7 @@ class PathEditsTest {
     void onlyTheFormatsEditsAreEdits() {
         Object[][] cases = {
             {"trailing-slash", true}, {"lowercase-path", true}, {"lowercase-query-names", true}, {"empty-query", true},
-            {"sort-query", true},
+            {"sort-query", true}, {"bare-tokens", true}, {"bare-token", false},
             {"last-segment:default.aspx", true}, {"last-segment:", false}, {"last-segment:a/b", false},
             {"last-segment:a?b", false}, {"last-segment:a#b", false}, {"lowercase", false}, {"", false},
         };
