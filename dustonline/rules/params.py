@@ -235,7 +235,8 @@ def apply_edits(url: str, edits: Collection[str]) -> str:
     path's ASCII letters are lowered (a server that ignores case); the ASCII letters of
     each query parameter's name are lowered (an application that ignores their case:
     ASP.NET's query strings), values untouched; the query's parts are sorted by name, a
-    stable sort (an application that reads parameters by name); an empty query (``?``
+    stable sort (an application that reads parameters by name); the query's bare tokens
+    (``is_bare_token``) go, and the ``?`` when no part is left; an empty query (``?``
     then nothing, or ``#``) loses its ``?``; a path other than ``/`` loses its trailing
     slashes; a last path segment equal to a ``last-segment:`` literal, once its
     %-escapes are written as light normalization writes them, is removed, the ``/``
