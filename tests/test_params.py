@@ -632,7 +632,7 @@ def test_bare_tokens_are_one_edit_that_takes_tokens_never_seen():
     lrn = learner()
     evs = []
     for i in range(3):
-        evs += two_forms("a.com", "/s/f%d.js?%dk%dq" % (i, i, 7 * i), "/s/f%d.js" % i, 1, t)
+        evs += two_forms("a.com", f"/s/f{i}.js?{i}k{7 * i}q", f"/s/f{i}.js", 1, t)
     evs += [page("a.com", "/news/1", "a story", t), page("a.com", "/news/1?amp", "its AMP page", t)]
     learn(lrn, evs)
     assert edit_rules(lrn)["bare-tokens"] == ["a.com"]
@@ -649,7 +649,7 @@ def test_bare_tokens_that_select_pages_veto_the_edit():
     lrn = learner()
     evs = [page("a.com", "/view?123", "one article", t), page("a.com", "/view?456", "another", t)]
     for i in range(5):
-        evs += two_forms("a.com", "/s/f%d.js?%dk%dq" % (i, i, 7 * i), "/s/f%d.js" % i, 1, t)
+        evs += two_forms("a.com", f"/s/f{i}.js?{i}k{7 * i}q", f"/s/f{i}.js", 1, t)
     learn(lrn, evs)
     assert "bare-tokens" not in edit_rules(lrn)
     rs = lrn.ruleset()
