@@ -27,14 +27,16 @@ def conformance_sets() -> dict[str, tuple[list[Rule], list[str]]]:
     return sets
 
 
+def r(id, hosts, **kw) -> Rule:
+    """A rule of the sets below: empty context and transformation, support 3, unless given."""
+    kw.setdefault("context", "")
+    kw.setdefault("transformation", "")
+    return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
+
+
 def host_rule_set() -> tuple[list[Rule], list[str]]:
     """Host rules (Rule.canonical_host), beside the suite's host-rules set: a move before
     everything, the target's rules after it, and a rewrite whose key lands on a moved host."""
-
-    def r(id, hosts, **kw):
-        kw.setdefault("context", "")
-        kw.setdefault("transformation", "")
-        return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
 
     rules = [
         r("h", ["www.x.com", "m.x.com"], canonical_host="x.com"),
@@ -68,11 +70,6 @@ def path_edit_set() -> tuple[list[Rule], list[str]]:
     the suite's path-edits set: trailing slashes before and after the last segment, a
     segment %-escaped (either hex case, an unreserved character escaped) and a literal
     light normalization would rewrite, which no segment equals."""
-
-    def r(id, hosts, **kw):
-        kw.setdefault("context", "")
-        kw.setdefault("transformation", "")
-        return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
 
     rules = [
         r("t", ["e.com", "www.e.com"], normalize="trailing-slash"),
@@ -128,11 +125,6 @@ def every_host_rule_set() -> tuple[list[Rule], list[str]]:
     """Parameter rules of every host beside the suite's every-host set: keys that rewrite
     rules write on hosts without rules of their own (excepted or not), a host rule's
     target, and URLs with several parts to drop."""
-
-    def r(id, hosts, **kw):
-        kw.setdefault("context", "")
-        kw.setdefault("transformation", "")
-        return Rule(id=id, hosts=hosts, support=kw.pop("support", 3), **kw)
 
     rules = [
         r("g-utm", ["*"], drop_param="utm", support=40, except_hosts=["keep.e1.com", "kept.org"]),
