@@ -377,6 +377,18 @@ def _other_action(rule: Rule) -> bool:
     return bool(rule.canonical_scheme or rule.canonical_host or rule.normalize or rule.context or rule.transformation)
 
 
+def is_every_host(rule: Rule) -> bool:
+    """A parameter rule of every host but its ``except_hosts`` (docs/formats.md): only a
+    rule that drops a name and does nothing else; any other record of host ``*`` is one
+    of a host called ``*``, which no URL has."""
+    return bool(rule.drop_param) and rule.hosts == [EVERY_HOST] and not _other_action(rule)
+
+
+def excepted_hosts(rule: Rule) -> frozenset[str]:
+    """A rule of every host's excepted hosts as hosts are compared: lowered, A-labels."""
+    return frozenset(a_label(h.lower()) for h in rule.except_hosts or ())
+
+
 def rule_order(rule: Rule) -> tuple:
     return (-rule.support, rule.id)
 
@@ -459,9 +471,8 @@ class RuleSet:
         every: dict[str, tuple[Rule, frozenset[str]]] = {}
         for cr in sorted(self._by_id.values(), key=lambda c: rule_order(c.rule)):
             name, scheme = cr.rule.drop_param, cr.rule.canonical_scheme
-            if name and cr.rule.hosts == [EVERY_HOST] and not _other_action(cr.rule):
-                if name not in every:
-                    every[name] = (cr.rule, frozenset(a_label(h.lower()) for h in cr.rule.except_hosts or ()))
+            if is_every_host(cr.rule):
+                every.setdefault(str(name), (cr.rule, excepted_hosts(cr.rule)))
                 continue
             for h in cr.rule.hosts:
                 if cr.rule.canonical_host:

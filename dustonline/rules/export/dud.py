@@ -41,8 +41,7 @@ from collections.abc import Sequence
 from ..params import SORT_QUERY
 from ..pattern import Alt, Chars, Group, Repeat, Seq
 from ..pattern import check as check_pattern
-from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleSet, parse_transformation
-from ..urls import a_label
+from ..ruleset import ACTIVE, Rule, RuleSet, excepted_hosts, is_every_host, parse_transformation
 from . import Export, Skipped, as_indexed
 
 ORDER = 100  # every exported rule; their processors commute (disjoint hosts or parameters)
@@ -57,8 +56,8 @@ def export(rules: Sequence[Rule]) -> Export:
     named: set[str] = set()  # hosts a rule of the file names
     out: list[dict] = []
     for r in rs.rules():
-        if r.hosts == [EVERY_HOST] and r.drop_param and not (r.context or r.transformation):
-            every.setdefault(r.drop_param, frozenset(a_label(h.lower()) for h in r.except_hosts or ()))
+        if is_every_host(r):
+            every.setdefault(str(r.drop_param), excepted_hosts(r))
         elif r.drop_param:
             for h in r.hosts:
                 names = drops.setdefault(h.lower(), [])

@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from ..params import BARE_TOKENS, EMPTY_QUERY, LAST_SEGMENT, TRAILING_SLASH
 from ..pattern import PatternError
 from ..pattern import check as check_pattern
-from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleSet, parse_transformation, rule_order
-from ..urls import a_label, site_of_host
+from ..ruleset import ACTIVE, Rule, RuleSet, excepted_hosts, is_every_host, parse_transformation, rule_order
+from ..urls import site_of_host
 from . import Export, Skipped, as_indexed
 from .javaregex import escaped_segment
 
@@ -300,11 +300,12 @@ def export(rules: Sequence[Rule]) -> Export:
     translated: dict[str, tuple[str, str]] = {}  # rule id -> (regex body, format)
     every = _Every()
     for r in rs.rules():
-        if r.hosts == [EVERY_HOST] and r.drop_param and not (r.context or r.transformation):
-            if "#{" in r.drop_param or not _xml_ok(r.drop_param):
+        if is_every_host(r):
+            name = str(r.drop_param)
+            if "#{" in name or not _xml_ok(name):
                 skipped.append(Skipped(r.id, "the parameter name holds '#{' or a character XML 1.0 cannot carry"))
             else:
-                every.names.setdefault(r.drop_param, frozenset(a_label(h.lower()) for h in r.except_hosts or ()))
+                every.names.setdefault(name, excepted_hosts(r))
             continue
         if r.canonical_scheme and r.canonical_scheme != "https":
             skipped.append(Skipped(r.id, f"scheme rule to {r.canonical_scheme!r}: RuleSet applies https only"))

@@ -40,8 +40,17 @@ from ..params import (
     TRAILING_SLASH,
 )
 from ..pattern import Parsed, check
-from ..ruleset import ACTIVE, EVERY_HOST, Rule, RuleError, RuleSet, check_format, parse_transformation
-from ..urls import a_label, light_normalize, split_authority
+from ..ruleset import (
+    ACTIVE,
+    Rule,
+    RuleError,
+    RuleSet,
+    check_format,
+    excepted_hosts,
+    is_every_host,
+    parse_transformation,
+)
+from ..urls import light_normalize, split_authority
 from . import Export, Skipped, as_indexed
 from .javaregex import cp, digits, escaped_segment, java_context, lit, replacement
 
@@ -365,9 +374,9 @@ class _Plan:
         self.https: set[str] = set()
         self.edits: dict[str, set[str]] = {}
         self.rewrites: list[tuple[Rule, Parsed, str]] = []
-        self.every: dict[str, set[str]] = {}  # name -> its excepted hosts
+        self.every: dict[str, frozenset[str]] = {}  # name -> its excepted hosts
         for r in self.active:
-            if r.hosts == [EVERY_HOST] and r.drop_param and not (r.context or r.transformation):
+            if is_every_host(r):
                 self._every(r)
                 continue
             odd = [h for h in r.hosts if h == "" or h.startswith("[")]
@@ -432,7 +441,7 @@ class _Plan:
     def _every(self, r: Rule) -> None:
         """A rule of every host: the first of its name in RuleSet's order holds."""
         name = str(r.drop_param)
-        exc = {a_label(h.lower()) for h in r.except_hosts or ()}
+        exc = excepted_hosts(r)
         odd = sorted(h for h in exc if not _plain(h))
         if odd:
             self.skipped.append(Skipped(r.id, f"an excepted host that is empty or an IPv6 literal ({odd[0]!r})"))
