@@ -182,22 +182,13 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
     ends where the URL starts. The groups' hosts are disjoint, so the steps of all of
     them run side by side, with one lowercase pass (lowercase-path) between the
     parameters and the other edits, as apply_edits orders them."""
-    q = rf"[^?{MARKS}]*+\?"  # the query starts at the URL's first '?'
     for pfx, scope, prep in groups:
         at = f"{pfx}(?={scope})"
         if prep.https:
             chain.add(f"^({at})(?i:http)://", "$1https://")
         if prep.drops:
             names = "(?:" + "|".join(lit(n) for n in prep.drops) + ")"
-            # each part between two '&' (one put before the query and one after it), so
-            # that a dropped part goes with the '&' before it; the query ends at the first '#'
-            chain.add(rf"^({at}{q})([^#{MARKS}]*+)", "$1&$2&")
-            chain.add(
-                _g(at + q, rf"(?:&(?!{names}[=&])[^&#{MARKS}]*+)*+") + rf"&{names}(?:=[^&#{MARKS}]*+)?(?=&)",
-                "$1$2",
-            )
-            chain.add(rf"^({at}[^?{MARKS}]*+)\?&(?=[#{MARKS}]|\z)", "$1")  # every part dropped: no '?'
-            chain.add(rf"^({at}{q})&([^#{MARKS}]*)&", "$1$2")
+            _remove_parts(chain, at, f"(?!{names}[=&])", rf"{names}(?:=[^&#{MARKS}]*+)?(?=&)")
         if LOWERCASE_NAMES in prep.edits:  # each part's name: up to its '=', '&' or '#'
             chain.add(
                 rf"(\G(?!^)&|^{at}[^?{MARKS}]*+\?)([^=&#{MARKS}]*+)([^&#{MARKS}]*+)",
@@ -212,12 +203,9 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
     for pfx, scope, prep in groups:
         at = f"{pfx}(?={scope})"
         path = rf"{at}{SCHEME}://[^/?#{MARKS}]*+"
-        if BARE_TOKENS in prep.edits:  # parts without '=' holding a digit, as the drops above
+        if BARE_TOKENS in prep.edits:  # parts without '=' holding a digit
             token = rf"[^=&#{MARKS}]*[0-9][^=&#{MARKS}]*(?=&)"
-            chain.add(rf"^({at}{q})([^#{MARKS}]*+)", "$1&$2&")
-            chain.add(_g(at + q, rf"(?:&(?!{token})[^&#{MARKS}]*+)*+") + rf"&{token}", "$1$2")
-            chain.add(rf"^({at}[^?{MARKS}]*+)\?&(?=[#{MARKS}]|\z)", "$1")
-            chain.add(rf"^({at}{q})&([^#{MARKS}]*)&", "$1$2")
+            _remove_parts(chain, at, f"(?!{token})", token)
         if EMPTY_QUERY in prep.edits:
             chain.add(rf"^({at}[^?{MARKS}]*+)\?(?=[#{MARKS}]|\z)", "$1")
         # trailing slashes, the last segment, trailing slashes again (params._order): once
@@ -231,6 +219,18 @@ def _prepare(chain: _Chain, groups: list[tuple[str, str, Prep]]) -> None:
             chain.add(rf"^({path}(?:/[^?#{MARKS}]*)?/)(?:{alts})(?=[?#{MARKS}]|\z)", "$1")
             if TRAILING_SLASH in prep.edits:
                 chain.add(slashes, "$1")
+
+
+def _remove_parts(chain: _Chain, at: str, other: str, part: str) -> None:
+    """The query parts ``part`` matches removed from the URL after ``at``: each part put
+    between two '&' (one before the query and one after it), so that a removed part goes
+    with the '&' before it; ``other`` a lookahead at a part's start that ``part`` would not
+    take. The query ends at the first '#'; with every part removed, so is its '?'."""
+    q = rf"[^?{MARKS}]*+\?"  # the query starts at the URL's first '?'
+    chain.add(rf"^({at}{q})([^#{MARKS}]*+)", "$1&$2&")
+    chain.add(_g(at + q, rf"(?:&{other}[^&#{MARKS}]*+)*+") + rf"&{part}", "$1$2")
+    chain.add(rf"^({at}[^?{MARKS}]*+)\?&(?=[#{MARKS}]|\z)", "$1")
+    chain.add(rf"^({at}{q})&([^#{MARKS}]*)&", "$1$2")
 
 
 #: the path edits this exporter writes (others, from a later format, skip their rule)
