@@ -10,6 +10,7 @@ from streams import story_pages
 from dustonline import FetchEvent, OnlineLearner, learn, memory_store, rocks_store
 from dustonline.config import ConfigError, config_from_dict, load_config
 from dustonline.events.event import EMPTY_DIGEST
+from dustonline.learner import induction
 from dustonline.learner.align import add_url
 from dustonline.learner.holdout import validates
 from dustonline.rules.ruleset import RuleSet
@@ -501,7 +502,34 @@ def test_a_sample_is_kept_as_urls_and_aligned_when_rules_are_derived():
         for url in reversed(cl.rows):  # as they came, each aligned against those before
             cons = add_url(cons, url)
         assert [row.replace("\x00", "") for row in ("\x00".join(r) for r in cons.rows)] == cl.rows
-        old = msgspec.structs.replace(cl, rows=["\x00".join(row) for row in cons.rows], contrib=None)
+        old = msgspec.structs.replace(cl, rows=["\x00".join(row) for row in cons.rows], contrib=None, seen=0)
         assert any("\x00" in row for row in old.rows)
         lrn.induction._set_contribution(old)
         assert msgspec.json.encode(old.contrib) == msgspec.json.encode(cl.contrib)
+
+
+def test_a_cluster_that_reads_as_before_is_not_aligned_again(monkeypatch):
+    """A host's new names re-derive every cluster of the host, and most read as before:
+    those keep what they taught without an alignment. One whose sample reads otherwise
+    (here: no record of what it was derived from, as in older state) is aligned again,
+    and teaches the same."""
+    evs, t = [], 1.7e9
+    for i in range(40):
+        for u in (f"http://f.ca/showthread.php?t={i}", f"http://f.ca/threads/{i}/"):
+            t += 60
+            evs.append(FetchEvent(url=u, ts=t, digest=digest(f"thread{i}")))
+    lrn = OnlineLearner()
+    lrn.learn_many(evs)
+    lrn.flush()
+    sampled = [cl for _cid, cl in lrn.clusters.items() if cl.contrib is not None]
+    assert len(sampled) > 10
+    aligned = []
+    real = induction.linear_alignment
+    monkeypatch.setattr(induction, "linear_alignment", lambda *a, **k: aligned.append(a) or real(*a, **k))
+    for cl in sampled:
+        before = msgspec.json.encode(cl.contrib)
+        assert not lrn.induction._set_contribution(cl)
+        fresh = msgspec.structs.replace(cl, seen=0)
+        assert lrn.induction._set_contribution(fresh)  # its record changed: it is stored again
+        assert msgspec.json.encode(fresh.contrib) == before and fresh.seen == cl.seen
+    assert len(aligned) == len(sampled)

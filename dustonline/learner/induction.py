@@ -5,11 +5,12 @@ are re-derived at ``flush``."""
 
 from __future__ import annotations
 
+import mmh3
 import msgspec
 
 from ..rules.urls import host_of
 from ..state.store import Store
-from .align import Consensus, linear_alignment
+from .align import linear_alignment
 from .generalize import Contribution, Group, contribution
 from .induce import parts_of
 from .kvrules import PREFIX as KV_GROUP
@@ -20,6 +21,8 @@ from .records import ClusterRec, GroupRec
 
 
 def _same(a: Contribution | None, b: Contribution | None) -> bool:
+    if a is b:
+        return True
     if a is None or b is None:
         return a is b
     return msgspec.to_builtins(a) == msgspec.to_builtins(b)
@@ -133,15 +136,24 @@ class Induction:
     def _set_contribution(self, cl: ClusterRec) -> bool:
         """Recompute what the cluster teaches and move it between groups if it changed."""
         new = urls = None
+        seen = 0
         if not cl.noise and cl.n >= 2 and cl.k >= 2 and cl.rows:
             urls = [row.replace("\x00", "") for row in cl.rows]  # (older state: aligned, NUL-joined)
-            sample = self._prepared(cl, urls)
-            if sample is not None:
-                parts = parts_of(sample[0], self.max_noise)
-                if parts is not None:
-                    new = contribution(parts, sample[1], self.generalize)
+            order, hosts = self._prepared(cl, urls)
+            if order is not None:
+                seen = self._digest(order, hosts)
+                if seen == cl.seen:  # the sample reads as when it was last derived
+                    new = cl.contrib
+                else:
+                    cons = linear_alignment(order, k=len(order))
+                    assert cons is not None
+                    parts = parts_of(cons, self.max_noise)
+                    if parts is not None:
+                        new = contribution(parts, hosts, self.generalize)
         kv = self.kv.cluster(cl, urls)
         old = cl.contrib
+        if seen != cl.seen:
+            cl.seen, kv = seen, True  # stored with the cluster
         if _same(old, new):
             return kv
         cl.contrib = new
@@ -151,24 +163,25 @@ class Induction:
             self.dirty_groups.add(self._group_apply(new, +1))
         return True
 
-    def _prepared(self, cl: ClusterRec, urls: list[str]) -> tuple[Consensus, list[str]] | None:
-        """The sample as rewrite rules will see it: each URL with its host's host, scheme,
-        parameter and path-edit rules applied (RuleSet applies those first), so a page's
-        alias path teaches the same rule whatever tracking, session or ``www`` variants
-        came with it (evidence per alias, not per combination). None: those rules explain
-        the whole sample. URLs that list parameters in another order are left out
-        (paramorder.one_order)."""
+    def _prepared(self, cl: ClusterRec, urls: list[str]) -> tuple[list[str] | None, list[str]]:
+        """The sample as rewrite rules will see it, in the order to align it, and its
+        hosts: each URL with its host's host, scheme, parameter and path-edit rules applied
+        (RuleSet applies those first), so a page's alias path teaches the same rule
+        whatever tracking, session or ``www`` variants came with it (evidence per alias,
+        not per combination). None: those rules explain the whole sample. URLs that list
+        parameters in another order are left out (paramorder.one_order)."""
         prepared = urls if self.prepare is None else list(dict.fromkeys(self.prepare(u) for u in urls))
         prepared = one_order(prepared)
-        same = prepared == urls
         if len(prepared) < 2:
-            return None
-        # the URLs as they came (``urls`` is newest first, as the aligned rows are), or the
-        # prepared ones in the rows' order
-        order = urls[::-1] if same else prepared
-        cons = linear_alignment(order, k=len(order))
-        assert cons is not None
-        return cons, cl.hosts if same else list(dict.fromkeys(host_of(u) for u in prepared))
+            return None, []
+        if prepared == urls:  # the URLs as they came (``urls`` is newest first, as the aligned rows are)
+            return urls[::-1], cl.hosts
+        return prepared, list(dict.fromkeys(host_of(u) for u in prepared))
+
+    def _digest(self, order: list[str], hosts: list[str]) -> int:
+        """What a contribution is derived from, hashed (never 0: no derivation)."""
+        text = "\x1e".join(order) + "\x1d" + "\x1e".join(hosts) + f"\x1d{self.max_noise}\x1d{self.generalize}"
+        return mmh3.hash64(text, signed=False)[0] or 1
 
     def _shape(self, sid: str, shape) -> tuple:
         """Shapes come back from the store as lists; normalize each once."""

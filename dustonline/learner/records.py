@@ -47,6 +47,9 @@ class ClusterRec(msgspec.Struct, array_like=True, gc=False):
     contrib: Contribution | None = None
     digests: list[str] = []
     kv: list | None = None  # its parameter-order and case evidence (kvrules.py)
+    # a hash of the sample (as prepared) and hosts ``contrib`` was derived from: a host's
+    # renaming re-derives all its clusters, and most read as before (induction.py)
+    seen: int = 0
 
 
 class Target(msgspec.Struct):
