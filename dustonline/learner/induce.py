@@ -35,14 +35,22 @@ def classify(col: dict[str, int]) -> int:
     return _INV if len(col) == 1 else _VAR
 
 
-def _noise(cols, kinds) -> float:
+def _punct(col: dict[str, int]) -> bool:
+    """A column of delimiters (and gaps) only."""
+    for t in col:
+        if t and t not in DELIMITERS:
+            return False
+    return True
+
+
+def _noise(puncts: list[bool], kinds: list[int]) -> float:
     """The share of token sets that vary. A set is a delimiter or a run of the word
     tokens between two: tokenization splits ``06381D3C67F8`` into digit and letter runs,
     and a session id counted token by token outweighed the page's whole path."""
     sets = varying = 0
     in_word = word_varies = False
-    for col, kind in zip(cols, kinds):
-        if all(not t or t in DELIMITERS for t in col):
+    for punct, kind in zip(puncts, kinds):
+        if punct:
             if in_word:
                 sets += 1
                 varying += word_varies
@@ -64,19 +72,18 @@ def parts_of(cons: Consensus, max_noise: float = 1.0) -> list[tuple] | None:
     identical URLs (no set varies) or noise (more than ``max_noise`` of the sets vary,
     the mark of unrelated URLs sharing one body, such as soft-404 pages)."""
     cols = cons.cols
-    kinds = [classify(c) for c in cols]
-    if all(k == _INV for k in kinds) or _noise(cols, kinds) > max_noise:
+    kinds = [_IRR if GAP in c else _INV if len(c) == 1 else _VAR for c in cols]  # classify, inlined
+    if _VAR not in kinds and _IRR not in kinds:
+        return None
+    puncts = [_punct(c) for c in cols]
+    if _noise(puncts, kinds) > max_noise:
         return None
     rows = cons.rows
     parts: list[tuple] = []
     pcols: list[list[int]] = []  # the columns of each part
     span: list[int] = []
-
-    def delim(ci: int) -> bool:
-        return kinds[ci] == _INV and next(iter(cols[ci])) in DELIMITERS
-
-    for ci in range(len(cols)):
-        if delim(ci):
+    for ci, kind in enumerate(kinds):
+        if kind == _INV and puncts[ci]:  # an invariant delimiter
             _span_parts(span, kinds, cols, rows, parts, pcols)
             span = []
             tok = next(iter(cols[ci]))
@@ -141,11 +148,12 @@ def _join_variants(parts: list[tuple], pcols: list[list[int]], rows) -> tuple[li
         if parts[i][0] == "V":
             while j + 2 < len(parts) and parts[j + 1][0] == "L" and parts[j + 2][0] == "V":
                 j += 2
-        cs = [c for k in range(i, j + 1) for c in pcols[k]]
-        ocols.append(cs)
         if j == i:
+            ocols.append(pcols[i])
             out.append(parts[i])
         else:
+            cs = [c for k in range(i, j + 1) for c in pcols[k]]
+            ocols.append(cs)
             texts = ["".join(r[c] for c in cs) for r in rows]
             counts = Counter(texts)
             chosen = min(counts, key=lambda v: (-counts[v], v))
