@@ -1,17 +1,15 @@
 package org.dustonline.heritrix;
 
+import static org.dustonline.rules.testing.ConformanceCases.printable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
@@ -25,6 +23,8 @@ import org.archive.net.UURI;
 import org.archive.net.UURIFactory;
 import org.archive.spring.KeyedProperties;
 import org.dustonline.rules.RuleSet;
+import org.dustonline.rules.testing.ConformanceCases;
+import org.dustonline.rules.testing.ConformanceCases.CaseSet;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
@@ -41,49 +41,27 @@ import org.springframework.core.io.ByteArrayResource;
  * that UURIFactory accepts keyed by {@code FrontierPreparer.prepare}, the already-seen key.
  */
 class DustCanonicalizationRuleTest {
-    static final Path CASES = Path.of(System.getProperty("conformance.cases", "../conformance/cases.jsonl"));
-    static final ObjectMapper JSON = new ObjectMapper();
+    static Map<String, CaseSet> cached; // both tests read the suite: once
 
-    static Map<String, List<String>> rules = new LinkedHashMap<>();
-    static Map<String, List<String[]>> cases = new LinkedHashMap<>();
-
-    static synchronized void read() throws IOException {
-        if (!rules.isEmpty()) {
-            return;
+    static synchronized Map<String, CaseSet> read() throws IOException {
+        if (cached == null) {
+            cached = ConformanceCases.read();
         }
-        for (String line : Files.readAllLines(CASES, StandardCharsets.UTF_8)) {
-            JsonNode rec = JSON.readTree(line);
-            if (!rec.has("set")) {
-                continue;
-            }
-            String set = rec.get("set").textValue();
-            rules.computeIfAbsent(set, k -> new ArrayList<>());
-            cases.computeIfAbsent(set, k -> new ArrayList<>());
-            if (rec.has("rule")) {
-                rules.get(set).add(JSON.writeValueAsString(rec.get("rule")));
-            } else if (rec.has("url")) {
-                cases.get(set).add(new String[] {rec.get("url").textValue(), rec.get("key").textValue()});
-            }
-        }
-    }
-
-    static Path rulesFile(Path dir, String set) throws IOException {
-        Path file = dir.resolve(set + ".jsonl");
-        Files.write(file, rules.get(set), StandardCharsets.UTF_8);
-        return file;
+        return cached;
     }
 
     @TestFactory
     Stream<DynamicNode> heritrix() throws Exception {
-        read();
-        assertTrue(cases.values().stream().mapToInt(List::size).sum() >= 400, "cases in " + CASES);
+        Map<String, CaseSet> sets = read();
+        assertTrue(ConformanceCases.size(sets) >= 400, "cases in " + ConformanceCases.FILE);
         Path dir = Files.createTempDirectory("dust-heritrix");
         List<DynamicNode> out = new ArrayList<>();
-        for (String set : rules.keySet()) {
+        for (Map.Entry<String, CaseSet> e : sets.entrySet()) {
+            String set = e.getKey();
             DustCanonicalizationRule rule = new DustCanonicalizationRule();
-            rule.setRulesFile(rulesFile(dir, set).toString());
+            rule.setRulesFile(e.getValue().write(dir, set).toString());
             List<DynamicNode> tests = new ArrayList<>();
-            for (String[] c : cases.get(set)) {
+            for (String[] c : e.getValue().cases) {
                 tests.add(DynamicTest.dynamicTest("heritrix[" + set + "] " + printable(c[0]),
                         () -> assertEquals(c[1], rule.canonicalize(c[0]), "set " + set)));
             }
@@ -118,13 +96,13 @@ class DustCanonicalizationRuleTest {
 
     @Test
     void keysUrisAsACrawlDoes() throws Exception {
-        read();
         Logger.getLogger("").setLevel(Level.WARNING);
         Path dir = Files.createTempDirectory("dust-heritrix-crawl");
         int keyed = 0;
         int rewritten = 0;
-        for (String set : rules.keySet()) {
-            Path file = rulesFile(dir, set);
+        for (Map.Entry<String, CaseSet> entry : read().entrySet()) {
+            String set = entry.getKey();
+            Path file = entry.getValue().write(dir, set);
             RuleSet expected = RuleSet.load(file);
             GenericXmlApplicationContext ctx = new GenericXmlApplicationContext();
             ctx.load(new ByteArrayResource(beans(file).getBytes(StandardCharsets.UTF_8)));
@@ -134,7 +112,7 @@ class DustCanonicalizationRuleTest {
                 FrontierPreparer preparer = new FrontierPreparer();
                 preparer.setCanonicalizationPolicy(ctx.getBean(UriCanonicalizationPolicy.class));
                 SheetOverlaysManager sheets = ctx.getBean("sheetOverlaysManager", SheetOverlaysManager.class);
-                for (String[] c : cases.get(set)) {
+                for (String[] c : entry.getValue().cases) {
                     UURI uuri;
                     try {
                         uuri = UURIFactory.getInstance(c[0]);
@@ -181,18 +159,5 @@ class DustCanonicalizationRuleTest {
         assertEquals("http://a.com/x", rule.canonicalize("http://WWW.A.COM/x#top"));
         rule.stop();
         assertTrue(!rule.isRunning());
-    }
-
-    static String printable(String s) {
-        StringBuilder b = new StringBuilder();
-        s.codePoints().forEach(cp -> {
-            if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && Character.isISOControl(cp))
-                    || Character.getType(cp) == Character.SURROGATE || Character.getType(cp) == Character.FORMAT) {
-                b.append(String.format("\\u%04x", cp));
-            } else {
-                b.appendCodePoint(cp);
-            }
-        });
-        return b.toString();
     }
 }

@@ -1,20 +1,19 @@
 package org.dustonline.rules;
 
+import static org.dustonline.rules.testing.ConformanceCases.printable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.dustonline.rules.testing.ConformanceCases;
+import org.dustonline.rules.testing.ConformanceCases.CaseSet;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
@@ -28,50 +27,17 @@ import org.junit.jupiter.api.TestFactory;
  * report lists them ("conformance[set] url").
  */
 class ConformanceTest {
-    static final Path CASES = Path.of(System.getProperty("conformance.cases", "../conformance/cases.jsonl"));
-
-    static final class CaseSet {
-        final List<String> rules = new ArrayList<>();
-        final Map<String, Integer> refused = new TreeMap<>();
-        final List<String[]> cases = new ArrayList<>();
-    }
-
-    static Map<String, CaseSet> read() throws IOException {
-        ObjectMapper json = new ObjectMapper();
-        Map<String, CaseSet> sets = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(CASES, StandardCharsets.UTF_8)) {
-            JsonNode rec = json.readTree(line);
-            if (!rec.has("set")) {
-                continue;
-            }
-            CaseSet s = sets.computeIfAbsent(rec.get("set").textValue(), k -> new CaseSet());
-            if (rec.has("rule")) {
-                s.rules.add(json.writeValueAsString(rec.get("rule")));
-            } else if (rec.has("refused")) {
-                rec.get("refused").fields().forEachRemaining(e -> s.refused.put(e.getKey(), e.getValue().intValue()));
-            } else if (rec.has("url")) {
-                // decides: absent (not asked), JSON null (no rule) or the rule's id
-                JsonNode decides = rec.get("decides");
-                s.cases.add(new String[] {rec.get("url").textValue(), rec.get("key").textValue(),
-                    decides == null ? null : decides.isNull() ? "" : decides.textValue()});
-            }
-        }
-        return sets;
-    }
-
     @TestFactory
     Stream<DynamicNode> conformance() throws IOException {
-        Map<String, CaseSet> sets = read();
-        assertTrue(sets.size() >= 10, "sets in " + CASES);
-        assertTrue(sets.values().stream().mapToInt(s -> s.cases.size()).sum() >= 400, "cases in " + CASES);
+        Map<String, CaseSet> sets = ConformanceCases.read();
+        assertTrue(sets.size() >= 10, "sets in " + ConformanceCases.FILE);
+        assertTrue(ConformanceCases.size(sets) >= 400, "cases in " + ConformanceCases.FILE);
         Path dir = Files.createTempDirectory("conformance");
         List<DynamicNode> out = new ArrayList<>();
         for (Map.Entry<String, CaseSet> e : sets.entrySet()) {
             String name = e.getKey();
             CaseSet s = e.getValue();
-            Path file = dir.resolve(name + ".jsonl");
-            Files.write(file, s.rules, StandardCharsets.UTF_8);
-            RuleSet rs = RuleSet.load(file);
+            RuleSet rs = RuleSet.load(s.write(dir, name));
             List<DynamicNode> tests = new ArrayList<>();
             tests.add(DynamicTest.dynamicTest("conformance[" + name + "] refused",
                     () -> assertEquals(s.refused, new TreeMap<>(rs.refused()), String.join("\n", rs.refusedRules()))));
@@ -89,22 +55,5 @@ class ConformanceTest {
             out.add(DynamicContainer.dynamicContainer(name, tests));
         }
         return out.stream();
-    }
-
-    /** A URL as a test name: control characters and lone surrogates escaped. */
-    static String printable(String s) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            boolean lone = Character.isSurrogate(c)
-                    && !(Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1)))
-                    && !(Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(s.charAt(i - 1)));
-            if (c < 0x20 || c == 0x7f || lone || c == 0x85 || c == 0x2028 || c == 0x2029) {
-                b.append(String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
     }
 }

@@ -47,13 +47,7 @@ class HostRulesTest {
             {"https://www.x.com/q", "https://x.com/q", "h"},
             {"http://other.x.com/q", "http://other.x.com/q", null},
         };
-        for (String[] c : cases) {
-            assertEquals(c[1], rs.canonicalize(c[0]), c[0]);
-            RuleSet.Explanation e = rs.explain(c[0]);
-            assertEquals(c[1], e.key, c[0]);
-            assertEquals(c[2], e.rule == null ? null : e.rule.id, c[0]);
-            assertEquals(c[1], rs.canonicalize(c[1]), "keys are fixed points");
-        }
+        Decisions.check(rs, cases);
     }
 
     @Test

@@ -1,20 +1,13 @@
 package org.dustonline.rules;
 
+import static org.dustonline.rules.testing.RulesTopic.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.dustonline.rules.testing.RulesTopic;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -26,33 +19,16 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "kafka.bootstrap", matches = ".+")
 class RuleSubscriberTest {
-    static final String BOOTSTRAP = System.getProperty("kafka.bootstrap");
-
+    /** A rule of a.com for {@code http://a.com/<id>/N}. */
     static String rule(String id, String transformation, int version, String status, String extra) {
-        return "{\"id\":\"" + id + "\",\"hosts\":[\"a.com\",\"www.a.com\"],"
-                + "\"context\":\"^http\\\\:\\\\/\\\\/(?:www\\\\.)?a\\\\.com\\\\/" + id + "\\\\/([0-9]+)$\","
-                + "\"transformation\":\"" + transformation + "\",\"support\":5,\"fpr\":0.0,\"freq\":3,\"version\":"
-                + version + ",\"status\":\"" + status + "\",\"updated\":0.0" + extra + "}";
-    }
-
-    static byte[] b(String s) {
-        return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+        return RulesTopic.rule(id, "a.com", id, transformation, version, status, extra);
     }
 
     @Test
     void followsTheRulesTopic() throws Exception {
-        String topic = "dust.rules.java-" + System.nanoTime();
-        Properties ap = new Properties();
-        ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-        try (Admin admin = Admin.create(ap)) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
-                    .all().get(30, TimeUnit.SECONDS);
-        }
-        Properties pp = new Properties();
-        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
         String a1 = rule("ra", "http://a.com/a/$1", 1, "active", "");
         String b1 = rule("rb", "http://a.com/b/$1", 1, "active", "");
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (RulesTopic topic = new RulesTopic("dust.rules.java-")) {
             for (String[] kv : new String[][] {
                 {"ra", a1}, {"rb", b1},
                 {"x", "not json"},                                                  // not-a-rule
@@ -63,12 +39,11 @@ class RuleSubscriberTest {
                 {"rc", rule("rc", "http://a.com/c/$5", 1, "active", "")},           // bad-rule
                 {"rd", rule("re", "http://a.com/e/$1", 1, "active", "")},           // bad-key
             }) {
-                p.send(new ProducerRecord<>(topic, b(kv[0]), b(kv[1])));
+                topic.send(kv[0], kv[1]);
             }
-            p.send(new ProducerRecord<>(topic, new byte[] {(byte) 0xff, (byte) 0xfe}, null)); // bad-key
-            p.flush();
+            topic.send(new byte[] {(byte) 0xff, (byte) 0xfe}, null); // bad-key
 
-            try (RuleSubscriber sub = new RuleSubscriber(BOOTSTRAP, topic).start()) {
+            try (RuleSubscriber sub = new RuleSubscriber(RulesTopic.BOOTSTRAP, topic.name).start()) {
                 assertTrue(sub.waitUntilCurrent(60, TimeUnit.SECONDS), "read the topic to its end");
                 RuleSet expected = RuleSet.of(List.of(Rule.parse(a1)));
                 for (String url : List.of("http://www.a.com/ra/7", "http://www.a.com/rb/7", "http://a.com/rc/7")) {
@@ -80,26 +55,13 @@ class RuleSubscriberTest {
 
                 // hot swap: a newer version applies while the subscriber runs, a retirement removes it
                 String a3 = rule("ra", "http://a.com/v3/$1", 3, "active", "");
-                p.send(new ProducerRecord<>(topic, b("ra"), b(a3)));
-                p.flush();
+                topic.send("ra", a3);
                 String want = RuleSet.of(List.of(Rule.parse(a3))).canonicalize("http://www.a.com/ra/7");
-                assertTrue(until(() -> want.equals(sub.canonicalize("http://www.a.com/ra/7"))), "v3 applied");
-                p.send(new ProducerRecord<>(topic, b("ra"), b(rule("ra", "x", 4, "retired", ""))));
-                p.flush();
-                assertTrue(until(() -> sub.rules().size() == 0), "retired");
+                assertTrue(until(() -> want.equals(sub.canonicalize("http://www.a.com/ra/7")), 20), "v3 applied");
+                topic.send("ra", rule("ra", "x", 4, "retired", ""));
+                assertTrue(until(() -> sub.rules().size() == 0, 20), "retired");
                 assertEquals("http://www.a.com/ra/7", sub.canonicalize("http://www.a.com/ra/7"));
             }
         }
-    }
-
-    static boolean until(java.util.function.BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + 20_000_000_000L;
-        while (System.nanoTime() < end) {
-            if (cond.getAsBoolean()) {
-                return true;
-            }
-            Thread.sleep(50);
-        }
-        return false;
     }
 }

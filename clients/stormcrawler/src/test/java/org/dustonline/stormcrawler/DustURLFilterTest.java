@@ -1,25 +1,24 @@
 package org.dustonline.stormcrawler;
 
+import static org.dustonline.rules.testing.ConformanceCases.printable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.digitalpebble.stormcrawler.Metadata;
 import com.digitalpebble.stormcrawler.filtering.URLFilters;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
 import java.net.URL;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.dustonline.rules.testing.ConformanceCases;
+import org.dustonline.rules.testing.ConformanceCases.CaseSet;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
@@ -35,45 +34,24 @@ import org.junit.jupiter.api.TestFactory;
  * per case ("stormcrawler[set] url"), so the report lists them.
  */
 class DustURLFilterTest {
-    static final Path CASES = Path.of(System.getProperty("conformance.cases", "../conformance/cases.jsonl"));
     static final ObjectMapper JSON = new ObjectMapper();
-
-    static Map<String, List<String>> rules = new LinkedHashMap<>();
-    static Map<String, List<String[]>> cases = new LinkedHashMap<>();
-
-    static void read() throws IOException {
-        for (String line : Files.readAllLines(CASES, StandardCharsets.UTF_8)) {
-            JsonNode rec = JSON.readTree(line);
-            if (!rec.has("set")) {
-                continue;
-            }
-            String set = rec.get("set").textValue();
-            rules.computeIfAbsent(set, k -> new ArrayList<>());
-            cases.computeIfAbsent(set, k -> new ArrayList<>());
-            if (rec.has("rule")) {
-                rules.get(set).add(JSON.writeValueAsString(rec.get("rule")));
-            } else if (rec.has("url")) {
-                cases.get(set).add(new String[] {rec.get("url").textValue(), rec.get("key").textValue()});
-            }
-        }
-    }
 
     @TestFactory
     Stream<DynamicNode> stormcrawler() throws Exception {
-        read();
-        assertTrue(cases.values().stream().mapToInt(List::size).sum() >= 400, "cases in " + CASES);
+        Map<String, CaseSet> sets = ConformanceCases.read();
+        assertTrue(ConformanceCases.size(sets) >= 400, "cases in " + ConformanceCases.FILE);
         Path dir = Files.createTempDirectory("dust-stormcrawler");
         URL source = new URL("http://example.com/");
         List<DynamicNode> out = new ArrayList<>();
-        for (String set : rules.keySet()) {
-            Path file = dir.resolve(set + ".jsonl");
-            Files.write(file, rules.get(set), StandardCharsets.UTF_8);
+        for (Map.Entry<String, CaseSet> e : sets.entrySet()) {
+            String set = e.getKey();
+            Path file = e.getValue().write(dir, set);
             Map<String, Object> conf = new HashMap<>();
             conf.put("urlfilters.config.file", "dust-urlfilters.json");
             conf.put("dustonline.rules.file", file.toString());
             URLFilters filters = URLFilters.fromConf(conf);
             List<DynamicNode> tests = new ArrayList<>();
-            for (String[] c : cases.get(set)) {
+            for (String[] c : e.getValue().cases) {
                 tests.add(DynamicTest.dynamicTest("stormcrawler[" + set + "] " + printable(c[0]),
                         () -> assertEquals(c[1], filters.filter(source, new Metadata(), c[0]), "set " + set)));
             }
@@ -96,18 +74,5 @@ class DustURLFilterTest {
         assertEquals("http://b.com/Y", f.filter(null, null, "HTTP://B.com:80/Y"));
         assertThrows(IllegalArgumentException.class,
                 () -> new DustURLFilter().configure(new HashMap<>(), JSON.createObjectNode()));
-    }
-
-    static String printable(String s) {
-        StringBuilder b = new StringBuilder();
-        s.codePoints().forEach(cp -> {
-            if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && Character.isISOControl(cp))
-                    || Character.getType(cp) == Character.SURROGATE || Character.getType(cp) == Character.FORMAT) {
-                b.append(String.format("\\u%04x", cp));
-            } else {
-                b.appendCodePoint(cp);
-            }
-        });
-        return b.toString();
     }
 }

@@ -1,24 +1,17 @@
 package org.dustonline.stormcrawler;
 
+import static org.dustonline.rules.testing.RulesTopic.rule;
+import static org.dustonline.rules.testing.RulesTopic.until;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.dustonline.rules.testing.RulesTopic;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -30,47 +23,19 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "kafka.bootstrap", matches = ".+")
 class DustURLFilterTopicTest {
-    static final String BOOTSTRAP = System.getProperty("kafka.bootstrap");
-
-    static String rule(String id, String host, String transformation, int version, String status) {
-        String h = host.replace(".", "\\\\.");
-        return "{\"id\":\"" + id + "\",\"hosts\":[\"" + host + "\",\"www." + host + "\"],"
-                + "\"context\":\"^http\\\\:\\\\/\\\\/(?:www\\\\.)?" + h + "\\\\/p\\\\/([0-9]+)$\","
-                + "\"transformation\":\"" + transformation + "\",\"support\":5,\"version\":" + version
-                + ",\"status\":\"" + status + "\"}";
-    }
-
-    static byte[] b(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
     static void await(DustURLFilter f, String url, String key) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!key.equals(f.filter(null, null, url)) && System.nanoTime() < end) {
-            Thread.sleep(100);
-        }
-        assertEquals(key, f.filter(null, null, url), url);
+        assertTrue(until(() -> key.equals(f.filter(null, null, url)), 60), url + " -> " + f.filter(null, null, url));
     }
 
     @Test
     void followsTheRulesTopic() throws Exception {
-        String topic = "dust.rules.stormcrawler-" + System.nanoTime();
-        Properties ap = new Properties();
-        ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-        try (Admin admin = Admin.create(ap)) {
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
-                    .all().get(30, TimeUnit.SECONDS);
-        }
         Path snapshot = Files.createTempFile("rules", ".jsonl");
         Files.writeString(snapshot, rule("rs", "s.com", "http://s.com/snap/$1", 1, "active") + "\n");
-        Properties pp = new Properties();
-        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp, new ByteArraySerializer(), new ByteArraySerializer())) {
-            p.send(new ProducerRecord<>(topic, b("ra"), b(rule("ra", "a.com", "http://a.com/v1/$1", 1, "active"))));
-            p.flush();
+        try (RulesTopic topic = new RulesTopic("dust.rules.stormcrawler-")) {
+            topic.send("ra", rule("ra", "a.com", "http://a.com/v1/$1", 1, "active"));
             Map<String, Object> conf = new HashMap<>();
-            conf.put("dustonline.kafka.bootstrap", BOOTSTRAP);
-            conf.put("dustonline.rules.topic", topic);
+            conf.put("dustonline.kafka.bootstrap", RulesTopic.BOOTSTRAP);
+            conf.put("dustonline.rules.topic", topic.name);
             ObjectNode params = new ObjectMapper().createObjectNode();
             params.put("rulesFile", snapshot.toString());
             DustURLFilter f = new DustURLFilter();
@@ -78,11 +43,9 @@ class DustURLFilterTopicTest {
             try {
                 assertEquals("http://a.com/v1/7", f.filter(null, null, "http://www.a.com/p/7"));
                 assertEquals("http://s.com/snap/7", f.filter(null, null, "http://www.s.com/p/7"));
-                p.send(new ProducerRecord<>(topic, b("ra"), b(rule("ra", "a.com", "http://a.com/v2/$1", 2, "active"))));
-                p.flush();
+                topic.send("ra", rule("ra", "a.com", "http://a.com/v2/$1", 2, "active"));
                 await(f, "http://www.a.com/p/8", "http://a.com/v2/8");
-                p.send(new ProducerRecord<>(topic, b("ra"), b(rule("ra", "a.com", "http://a.com/v2/$1", 3, "retired"))));
-                p.flush();
+                topic.send("ra", rule("ra", "a.com", "http://a.com/v2/$1", 3, "retired"));
                 await(f, "http://www.a.com/p/9", "http://www.a.com/p/9");
                 assertEquals("http://s.com/snap/9", f.filter(null, null, "http://s.com/p/9"));
             } finally {
