@@ -26,6 +26,7 @@ for a parameter whose values are random tokens, the shape of those values.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..rules.params import (
@@ -182,8 +183,17 @@ def scheme_of(url: str) -> str | None:
 def key_of(url: str, names: list[str]) -> str:
     """The URL as crawlers read it under these names (``RuleSet``'s order: scheme first,
     parameters, path edits)."""
-    if SCHEME in names:
+    https, params, edits = _reading(tuple(names))
+    if https:
         url = to_https(url)
-    url = drop_params(url, names)
-    edits = [e for e in map(edit_of, names) if e]
+    if params:
+        url = drop_params(url, params)
     return apply_edits(url, edits) if edits else url
+
+
+@functools.lru_cache(maxsize=4096)
+def _reading(names: tuple[str, ...]) -> tuple[bool, frozenset[str], list[str]]:
+    """What ``key_of`` does under ``names``, worked out once per list of a host's names
+    (a few hundred distinct lists; key_of runs for every URL counted)."""
+    edits = [e for e in map(edit_of, names) if e]
+    return SCHEME in names, frozenset(n for n in names if not n.startswith("=")), edits
