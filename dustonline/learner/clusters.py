@@ -169,6 +169,7 @@ class ClusterIndex:
         # out of (a bit per block; absent while none)] (SimhashBlocks says why)
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
         self.bucket = bucket_seconds
+        self._last: tuple[int | None, str] = (None, "")  # the last bucket and its group: events come in time order
         self.by_time = (
             ChunkLog(store.table("simhash-by-time", keep=False, flush_at=16), log)
             if bucket_seconds is not None
@@ -279,7 +280,10 @@ class ClusterIndex:
             self.sh_cluster[key] = [e[0], e[1], out]
 
     def _group(self, ts: float) -> str:
-        return f"{int(ts // self.bucket):012d}"  # type: ignore[operator]
+        b = int(ts // self.bucket)  # type: ignore[operator]
+        if b != self._last[0]:
+            self._last = (b, f"{b:012d}")
+        return self._last[1]
 
     def expire(self, cutoff: float, now: float) -> int:
         """Forget the simhashes and canonical hints logged before ``cutoff`` whose cluster
