@@ -42,13 +42,15 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     @property
     def teaches(self) -> bool:
         """Only successful fetches with real content may put URLs in one cluster (and
-        never a URL with NUL in it, which readers reject and learner state uses as a
-        separator, should an event be built by hand)."""
+        never a URL that readers reject, should an event be built by hand: NUL, which
+        learner state uses as a separator, or a lone surrogate, which has no UTF-8 form
+        to store)."""
         return (
             200 <= self.status < 300
             and self.digest != EMPTY_DIGEST
             and (self.digest is not None or self.simhash is not None or self.canonical is not None)
-            and "\x00" not in self.url
+            and _storable(self.url)
+            and (self.canonical is None or _storable(self.canonical))
         )
 
     @property
@@ -56,9 +58,9 @@ class FetchEvent(msgspec.Struct, frozen=True, omit_defaults=True):
         """The (source, target) redirects this event reports: a redirect is a duplicate
         pair that needs no content comparison (http -> https, www, trailing slash)."""
         pairs: tuple[tuple[str, str], ...] = ()
-        if self.redirected_from is not None and "\x00" not in self.url + self.redirected_from:
+        if self.redirected_from is not None and _storable(self.url + self.redirected_from):
             pairs = ((self.redirected_from, self.url),)
-        if self.redirect is not None and 300 <= self.status < 400 and "\x00" not in self.url + self.redirect:
+        if self.redirect is not None and 300 <= self.status < 400 and _storable(self.url + self.redirect):
             pairs += ((self.url, self.redirect),)
         return pairs
 
@@ -111,6 +113,12 @@ def parse_ts(value: Any) -> float:
 
 
 _BAD_CHAR = re.compile("[ \t\r\n\x00]").search  # one scan, not one per character
+_SURROGATE = re.compile("[\ud800-\udfff]").search  # a code point with no UTF-8 form (a lone surrogate)
+
+
+def _storable(url: str) -> bool:
+    """Text learner state can hold: no NUL (its separator), no lone surrogate."""
+    return "\x00" not in url and (url.isascii() or _SURROGATE(url) is None)
 
 
 def check_url(url: Any, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str:
@@ -126,7 +134,11 @@ def check_url(url: Any, max_length: int = DEFAULT_MAX_URL_LENGTH) -> str:
         raise BadEvent("bad-url", "no host: " + url[:80])
     if _BAD_CHAR(url):
         raise BadEvent("bad-url", "whitespace or NUL in URL: " + url[:80])
-    return url if url.isascii() else _a_label_host(url)
+    if url.isascii():
+        return url
+    if _SURROGATE(url):
+        raise BadEvent("bad-url", "a lone surrogate (no UTF-8 form) in URL: " + ascii(url[:80]))
+    return _a_label_host(url)
 
 
 def _a_label_host(url: str) -> str:

@@ -4,7 +4,7 @@ so a replay or a restart splits the same way."""
 
 from __future__ import annotations
 
-import mmh3
+from ..hashing import hash32
 
 _SEED = 0x5EED
 
@@ -14,7 +14,7 @@ def validates(cluster_id: str, holdout: float) -> bool:
     0 means every cluster both trains and validates."""
     if holdout <= 0:
         return True
-    return (mmh3.hash(cluster_id, _SEED, signed=False) % 10_000) < holdout * 10_000
+    return (hash32(cluster_id, _SEED) % 10_000) < holdout * 10_000
 
 
 def trains(cluster_id: str, holdout: float) -> bool:

@@ -5,9 +5,9 @@ are re-derived at ``flush``."""
 
 from __future__ import annotations
 
-import mmh3
 import msgspec
 
+from ..hashing import hash64
 from ..rules.urls import host_of
 from ..state.store import Store
 from .align import linear_alignment
@@ -181,7 +181,7 @@ class Induction:
     def _digest(self, order: list[str], hosts: list[str]) -> int:
         """What a contribution is derived from, hashed (never 0: no derivation)."""
         text = "\x1e".join(order) + "\x1d" + "\x1e".join(hosts) + f"\x1d{self.max_noise}\x1d{self.generalize}"
-        return mmh3.hash64(text, signed=False)[0] or 1
+        return hash64(text) or 1
 
     def _shape(self, sid: str, shape) -> tuple:
         """Shapes come back from the store as lists; normalize each once."""

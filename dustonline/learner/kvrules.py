@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import re
 
-import mmh3
-
+from ..hashing import hash64
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
 from ..state.store import Store
@@ -53,11 +52,11 @@ def _okey(keys) -> str:
 
 
 def kv_id(key: str) -> str:
-    return "r-%012x" % (mmh3.hash64("kv\x1d" + key, signed=False)[0] >> 16)
+    return "r-%012x" % (hash64("kv\x1d" + key) >> 16)
 
 
 def variant_id(rid: str) -> str:
-    return "r-%012x" % (mmh3.hash64(rid + "\x1dkv", signed=False)[0] >> 16)
+    return "r-%012x" % (hash64(rid + "\x1dkv") >> 16)
 
 
 def evidence(urls: list[str], hosts: list[str]) -> list | None:

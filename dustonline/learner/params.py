@@ -42,9 +42,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-import mmh3
 import msgspec
 
+from ..hashing import hash64
 from ..rules.params import BARE, lower_ascii, query_pairs, to_host
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host
@@ -120,7 +120,7 @@ def one_value(name: str, values: list[str]) -> bool:
 
 
 def param_rule_id(site: str, name: str) -> str:
-    return "p-%012x" % (mmh3.hash64("param\x1d" + site + "\x1d" + name, signed=False)[0] >> 16)
+    return "p-%012x" % (hash64("param\x1d" + site + "\x1d" + name) >> 16)
 
 
 class ParamRules:

@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import mmh3
 import msgspec
 
+from ..hashing import hash64
 from ..rules.ruleset import ACTIVE, EVERY_HOST, RETIRED, Rule
 from ..state.store import Store
 from .changes import RuleChanges
@@ -53,7 +53,7 @@ MAX_EXCEPT = 1024  # excepted hosts kept per name; a name vetoed on more is no r
 
 
 def every_rule_id(name: str) -> str:
-    return "g-%012x" % (mmh3.hash64("every\x1d" + name, signed=False)[0] >> 16)
+    return "g-%012x" % (hash64("every\x1d" + name) >> 16)
 
 
 @lru_cache(maxsize=4096)

@@ -59,11 +59,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-import mmh3
 import numpy as np
 
 from ..config import Config
 from ..events.event import FetchEvent
+from ..hashing import hash32
 from ..rules.ruleset import Rule, rule_order
 from .dustbuster_core import (
     END,
@@ -156,7 +156,7 @@ def parameter_rules(recs: list[Record], p: Params) -> list[DRule]:
 
 def validate_rule(rule: DRule, recs: list[Record], index: dict[str, Record], p: Params) -> tuple[bool, int, int]:
     """Fig. 4 over the URL list (see the module docstring, 4.). -> (valid, positive, negative)."""
-    seed = mmh3.hash(rule.kind + rule.a + "\x1d" + rule.b + rule.name + "\x1d" + rule.value, 11, signed=False)
+    seed = hash32(rule.kind + rule.a + "\x1d" + rule.b + rule.name + "\x1d" + rule.value, 11)
     cand = [(r, v) for r in recs if r.evidence and (v := rule.apply(r.url, r.key)) != r.url]
     random.Random(seed).shuffle(cand)
     pos = neg = 0

@@ -130,7 +130,7 @@ _B = 0x100000001B3  # polynomial base of the prefix hashes
 @functools.lru_cache(maxsize=1 << 16)
 def _th(tok: str) -> tuple[int, int]:
     """Two independent 64-bit hashes of a token: prefix and suffix polynomials."""
-    return mmh3.hash64(tok, 7, signed=False)
+    return mmh3.hash64(tok.encode("utf-8", "surrogatepass"), 7, signed=False)  # hashing.py says why
 
 
 _pairs_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}

@@ -8,8 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import mmh3
-
+from ..hashing import hash64
 from ..rules.ruleset import ACTIVE, Rule, RuleSet
 from ..rules.urls import host_of, light_normalize
 from .common import common_ends
@@ -118,7 +117,7 @@ def _compose(pieces: list[_Piece]) -> tuple[str, str] | None:
 
 
 def _rid(hosts: Iterable[str], ctx: str, trans: str) -> str:
-    h = mmh3.hash64("\x1d".join(sorted(hosts)) + "\x1e" + ctx + "\x1e" + trans, 5, signed=False)[0]
+    h = hash64("\x1d".join(sorted(hosts)) + "\x1e" + ctx + "\x1e" + trans, 5)
     return "r-%012x" % (h >> 16)
 
 

@@ -52,10 +52,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import mmh3
-
 from ..config import Config
 from ..events.event import FetchEvent
+from ..hashing import hash64
 from ..learner import holdout as split
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize
@@ -373,7 +372,7 @@ def coverage_precision(cr, urls, known: dict) -> tuple[int, int]:
 
 def rule_id(context: str, transformation: str, hosts: list[str]) -> str:
     key = context + "\x1d" + transformation + "\x1d" + ",".join(sorted(hosts))
-    return "r-%012x" % (mmh3.hash64(key, signed=False)[0] >> 16)
+    return "r-%012x" % (hash64(key) >> 16)
 
 
 def fit(events: list[FetchEvent], config: Config) -> list[Rule]:

@@ -62,10 +62,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import mmh3
-
 from ..config import Config
 from ..events.event import FetchEvent
+from ..hashing import hash64
 from ..learner.induce import escape, escape_repl
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize, split_authority
@@ -336,7 +335,7 @@ def _scheme_of(pg: _Pages, col: Collection) -> str:
 
 def rule_id(hosts: list[str], context: str, transformation: str) -> str:
     key = "\x1d".join((context, transformation, ",".join(hosts)))
-    return "r-%012x" % (mmh3.hash64(key, signed=False)[0] >> 16)
+    return "r-%012x" % (hash64(key) >> 16)
 
 
 def _not_under(inner: list[str]) -> str:

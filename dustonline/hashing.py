@@ -1,0 +1,26 @@
+"""MurmurHash3 of text, for any ``str``.
+
+mmh3 hashes a ``str`` as its UTF-8 bytes, and on a ``str`` that has no UTF-8 form (a lone
+surrogate, ``"\\ud800"``, which a Python caller can put in a URL or a parameter's name) it
+does not raise: it crashes the interpreter (a segmentation fault, mmh3 4.x). These hash
+the ``surrogatepass`` encoding instead: the same value as mmh3 for every other string,
+so ids learned before stay the same, and a bad string costs a hash, not the process.
+"""
+
+from __future__ import annotations
+
+import mmh3
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def hash64(text: str, seed: int = 0) -> int:
+    """The first unsigned 64-bit half of MurmurHash3 x64 128 of ``text``."""
+    return mmh3.hash64(_bytes(text), seed, signed=False)[0]
+
+
+def hash32(text: str, seed: int = 0) -> int:
+    """Unsigned MurmurHash3 x86 32 of ``text``."""
+    return mmh3.hash(_bytes(text), seed, signed=False)
