@@ -11,6 +11,7 @@ import mmh3
 import pytest
 
 from dustonline.events.event import BadEvent, FetchEvent, check_url
+from dustonline.events.sketch import simhash_tokens
 from dustonline.hashing import hash32, hash64
 
 
@@ -23,6 +24,7 @@ def test_the_same_hashes_as_mmh3_so_ids_stay_the_same(text):
 
 def test_a_lone_surrogate_is_hashed():
     assert hash64("a\ud800") != hash64("a\udc00") and isinstance(hash32("\udfff"), int)
+    assert simhash_tokens(["a\ud800", "b", "c"]) != simhash_tokens(["a", "b", "c"])
 
 
 def test_readers_refuse_a_url_with_a_lone_surrogate():
