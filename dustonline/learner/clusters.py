@@ -17,7 +17,7 @@ import struct
 
 from ..events.event import FetchEvent
 from ..rules.urls import host_of
-from ..state.chunklog import ChunkLog
+from ..state.chunklog import ChunkLog, TimeGroups
 from ..state.store import Store, Table
 
 BLOCKS = 4
@@ -168,8 +168,7 @@ class ClusterIndex:
         # simhash -> [cluster id, sequence number of its last add, slots it was pushed
         # out of (a bit per block; absent while none)] (SimhashBlocks says why)
         self.sh_cluster = store.table("simhash-cluster", cache_entries=20_000)
-        self.bucket = bucket_seconds
-        self._last: tuple[int | None, str] = (None, "")  # the last bucket and its group: events come in time order
+        self._group = TimeGroups(bucket_seconds or 1.0)  # read only with the log below
         self.by_time = (
             ChunkLog(store.table("simhash-by-time", keep=False, flush_at=16), log)
             if bucket_seconds is not None
@@ -278,12 +277,6 @@ class ClusterIndex:
             del self.sh_cluster[key]
         else:
             self.sh_cluster[key] = [e[0], e[1], out]
-
-    def _group(self, ts: float) -> str:
-        b = int(ts // self.bucket)  # type: ignore[operator]
-        if b != self._last[0]:
-            self._last = (b, f"{b:012d}")
-        return self._last[1]
 
     def expire(self, cutoff: float, now: float) -> int:
         """Forget the simhashes and canonical hints logged before ``cutoff`` whose cluster

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import Window as WindowConfig
-from ..state.chunklog import CHUNK, ChunkLog
+from ..state.chunklog import CHUNK, ChunkLog, TimeGroups
 from ..state.store import Store
 from .records import URLRec
 
@@ -25,16 +25,10 @@ class Window:
         # (a full chunk goes to the store soon: pending, it would hold 256 URL keys)
         self.by_time = ChunkLog(store.table("url-by-time", keep=False, flush_at=16), logs.get("time"))
         self.by_arrival = ChunkLog(store.table("url-by-arrival", keep=False, flush_at=16), logs.get("arrival"))
-        self._last: tuple[int | None, str] = (None, "")  # the last bucket and its group: events come in time order
+        self._time_group = TimeGroups(cfg.sweep_every)
 
     def _bucket(self, ts: float) -> int:
         return int(ts // self.cfg.sweep_every)
-
-    def _time_group(self, ts: float) -> str:
-        b = int(ts // self.cfg.sweep_every)
-        if b != self._last[0]:
-            self._last = (b, f"{b:012d}")
-        return self._last[1]
 
     def refresh(self, ukey: str, ts: float) -> bool:
         """A URL fetched again only moves its last-seen time; False if it is new."""

@@ -18,6 +18,24 @@ from .store import Table
 CHUNK = 256
 
 
+class TimeGroups:
+    """The group of a time log that holds event time ``ts``: its bucket of ``seconds``,
+    zero-padded so groups sort as their buckets. Events come in time order, so the last
+    bucket's text is kept rather than formatted for every event."""
+
+    __slots__ = ("seconds", "_last")
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._last: tuple[int | None, str] = (None, "")
+
+    def __call__(self, ts: float) -> str:
+        b = int(ts // self.seconds)
+        if b != self._last[0]:
+            self._last = (b, f"{b:012d}")
+        return self._last[1]
+
+
 class ChunkLog:
     __slots__ = ("table", "open")
 
