@@ -12,15 +12,17 @@ from __future__ import annotations
 import mmh3
 
 
-def _bytes(text: str) -> bytes:
+def text_bytes(text: str) -> bytes:
+    """What mmh3 hashes for ``text``: its UTF-8, lone surrogates passed through. For
+    callers that need another of mmh3's functions (``hash_bytes``, both 64-bit halves)."""
     return text.encode("utf-8", "surrogatepass")
 
 
 def hash64(text: str, seed: int = 0) -> int:
     """The first unsigned 64-bit half of MurmurHash3 x64 128 of ``text``."""
-    return mmh3.hash64(_bytes(text), seed, signed=False)[0]
+    return mmh3.hash64(text_bytes(text), seed, signed=False)[0]
 
 
 def hash32(text: str, seed: int = 0) -> int:
     """Unsigned MurmurHash3 x86 32 of ``text``."""
-    return mmh3.hash(_bytes(text), seed, signed=False)
+    return mmh3.hash(text_bytes(text), seed, signed=False)

@@ -21,6 +21,8 @@ from typing import Any
 
 import mmh3
 
+from ..hashing import text_bytes
+
 __all__ = [
     "digest",
     "visible_text",
@@ -154,8 +156,7 @@ def simhash_tokens(toks: list[str]) -> int | None:
     else:
         shingles = map(" ".join, zip(toks, toks[1:], toks[2:]))
     # hash_bytes = the 128-bit hash little-endian: bytes 0-7 are hash64's first half
-    # (as bytes, surrogatepass: mmh3 crashes on a str with a lone surrogate, dustonline/hashing.py)
-    hashes = {mmh3.hash_bytes(s.encode("utf-8", "surrogatepass"), SIMHASH_SEED) for s in shingles}
+    hashes = {mmh3.hash_bytes(text_bytes(s), SIMHASH_SEED) for s in shingles}  # text_bytes: hashing.py says why
     n = len(hashes)
     packed = b"".join(hashes)
     out = 0

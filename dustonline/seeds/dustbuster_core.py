@@ -15,6 +15,7 @@ import mmh3
 import numpy as np
 
 from ..events.event import FetchEvent
+from ..hashing import text_bytes
 from ..rules.urls import site_of
 
 
@@ -130,7 +131,7 @@ _B = 0x100000001B3  # polynomial base of the prefix hashes
 @functools.lru_cache(maxsize=1 << 16)
 def _th(tok: str) -> tuple[int, int]:
     """Two independent 64-bit hashes of a token: prefix and suffix polynomials."""
-    return mmh3.hash64(tok.encode("utf-8", "surrogatepass"), 7, signed=False)  # hashing.py says why
+    return mmh3.hash64(text_bytes(tok), 7, signed=False)  # both halves; text_bytes: hashing.py says why
 
 
 _pairs_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
