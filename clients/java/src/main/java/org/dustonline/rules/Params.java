@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Parameter and scheme rules' operations (dustonline/rules/params.py): the query is the
@@ -45,14 +46,21 @@ public final class Params {
     }
 
     public static String dropParams(String url, Collection<String> names) {
+        return names.isEmpty() ? url : removeParts(url, p -> names.contains(name(p)));
+    }
+
+    /** {@code url} without the query parts {@code removed} says go (the query split on '&',
+     * the others kept in order and unchanged), and without its '?' when none is left: the
+     * parameter rules and the bare-tokens edit (PathEdits). */
+    static String removeParts(String url, Predicate<String> removed) {
         int[] span = query(url);
-        if (span == null || names.isEmpty()) {
+        if (span == null) {
             return url;
         }
         String[] parts = url.substring(span[0] + 1, span[1]).split("&", -1);
         List<String> kept = new ArrayList<>(parts.length);
         for (String p : parts) {
-            if (!names.contains(name(p))) {
+            if (!removed.test(p)) {
                 kept.add(p);
             }
         }

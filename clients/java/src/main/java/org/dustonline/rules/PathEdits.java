@@ -87,7 +87,7 @@ final class PathEdits {
             return sortQuery(url);
         }
         if (edit.equals(BARE_TOKENS)) {
-            return withoutTokens(url);
+            return Params.removeParts(url, PathEdits::isBareToken);
         }
         if (edit.equals(EMPTY_QUERY)) {
             int[] q = Params.query(url);
@@ -145,26 +145,6 @@ final class PathEdits {
             }
         }
         return false;
-    }
-
-    /** The query's bare tokens removed, and its '?' when no part is left (Python's
-     * {@code _without_tokens}). */
-    private static String withoutTokens(String url) {
-        int[] q = Params.query(url);
-        if (q == null) {
-            return url;
-        }
-        List<String> parts = queryParts(url, q);
-        List<String> kept = new ArrayList<>();
-        for (String part : parts) {
-            if (!isBareToken(part)) {
-                kept.add(part);
-            }
-        }
-        if (kept.size() == parts.size()) {
-            return url;
-        }
-        return url.substring(0, q[0]) + (kept.isEmpty() ? "" : "?" + String.join("&", kept)) + url.substring(q[1]);
     }
 
     /** The query's parts in the code-point order of their names, a stable sort: parts of
