@@ -49,6 +49,10 @@ class Learning(_Section):
     prepared: bool = True
     aligner: str = "dustlin"  # batch learn(): "dustlin" (linear) or "duster" (progressive)
     refresh_every: int = 1000  # events between rule derivations (1 = after every event)
+    # events of a worker group's input between poolings of its partitions' cross-site
+    # counts (``learn --partitions N``; the worker's coordinator counts pages records);
+    # 0 = only when the input ends or the group is quiet
+    pool_every: int = 5_000
 
     def __post_init__(self) -> None:
         if 0.5 <= self.confidence < 1.0:  # out of range: check() says so
@@ -107,7 +111,8 @@ class Kafka(_Section):
     fetch_max_wait_ms: int = 50
     idle_flush_seconds: float = 1.0  # a partition idle this long derives its pending rules and checkpoints
     # while some partition never goes quiet, the partitions pool their cross-site
-    # statistics this often anyway (stream/pool.py); 0 = only when the whole group is quiet
+    # statistics this often anyway (stream/pool.py), besides every learning.pool_every
+    # records; 0 = not by time
     pool_every_seconds: float = 60.0
     data_dir: str = "dustonline-worker-data"  # local RocksDB of the worker's Faust tables
     web_port: int = 6066  # Prometheus metrics at http://HOST:PORT/metrics (0 = off)
@@ -142,6 +147,7 @@ class Config(_Section):
             _positive(problems, "learning.min_supp", L.min_supp, low=1)
         _positive(problems, "learning.max_cluster_urls", L.max_cluster_urls, low=2)
         _positive(problems, "learning.refresh_every", L.refresh_every, low=1)
+        _positive(problems, "learning.pool_every", L.pool_every, low=0)
         if not 0.0 <= L.fpr_max <= 1.0:
             problems.append(f"learning.fpr_max must be in [0, 1], got {L.fpr_max}")
         if not 0.0 <= L.holdout < 1.0:

@@ -12,8 +12,10 @@ counts again. A round starts
   its last record): rounds repeat until the counts settle, from complete counts only, so
   a group whose input has ended learns what ``dustonline learn --partitions N`` learns
   (PartitionedLearner.flush does the same rounds);
-- or, while some partition never goes quiet, every ``kafka.pool_every_seconds`` from the
-  counts as last published.
+- or, while some partition never goes quiet, from the counts as last published, once
+  ``learning.pool_every`` records came into the pages topic since the last round (so a
+  replay at full speed pools as often, per event, as ``learn --partitions N``), or
+  ``kafka.pool_every_seconds`` passed (so a slow crawl pools too).
 
 What a learner adopts is in its partition's log, so replays and recoveries pool at the
 same points with the same counts. The coordinator runs in a thread of its own, with its
@@ -52,6 +54,7 @@ class PoolCoordinator:
         self.pooled: list[Counts] | None = None  # the counts of the last round started
         self.rounds = 0  # rounds started since the counts last settled or new records came
         self._after = -1  # the pages partitions' end offsets summed, after the last round's markers
+        self._counted = 0  # the same, where records count towards learning.pool_every
         self._last_round = time.monotonic()  # the first periodic round waits a period
 
     # ------------------------------------------------------------ thread
@@ -115,8 +118,8 @@ class PoolCoordinator:
 
     def tick(self, npart: int) -> bool:
         """Start a round if the counts changed and either every partition is learned to
-        its end or ``kafka.pool_every_seconds`` passed since the last round; True when
-        markers were written."""
+        its end, or ``learning.pool_every`` records came or ``kafka.pool_every_seconds``
+        passed since the last round; True when markers were written."""
         if npart < 2:
             return False
         self._read()
@@ -133,13 +136,19 @@ class PoolCoordinator:
             if complete:
                 self.rounds = 0
             return False
-        every = self.cfg.kafka.pool_every_seconds
-        if not complete and not (every > 0 and time.monotonic() - self._last_round >= every):
+        if not complete and not self._due(sum(ends.values())):
             return False
         if complete and self.rounds >= POOL_ROUNDS:
             return False  # as PartitionedLearner.flush: counts that keep changing wait for new records
         self._round(npart, counts, ends, complete)
         return True
+
+    def _due(self, records: int) -> bool:
+        """A periodic round is due while the group is busy: by records, or by time."""
+        every, seconds = self.cfg.learning.pool_every, self.cfg.kafka.pool_every_seconds
+        if every > 0 and records - self._counted >= every:
+            return True
+        return seconds > 0 and time.monotonic() - self._last_round >= seconds
 
     def _round(self, npart: int, counts: list[Counts], ends: dict[int, int], complete: bool) -> None:
         if self._producer is None:
@@ -166,7 +175,7 @@ class PoolCoordinator:
         self.pooled = counts
         self.rounds += 1
         self._last_round = time.monotonic()
-        self._after = sum(ends.values()) + npart
+        self._after = self._counted = sum(ends.values()) + npart
         if self.rounds_counter is not None:
             self.rounds_counter.inc()
         log.info(

@@ -26,8 +26,12 @@ def free_port() -> int:
 def service_config(broker: str, tmp: Path, partitions: int, learning: dict | None = None, **kafka) -> Path:
     """A config file with topics and group of their own (every run starts clean)."""
     name = "w" + uuid.uuid4().hex[:8]
+    # pooling only when the group is quiet (learning.pool_every 0, kafka.pool_every_seconds
+    # 0), as `learn --partitions N` then pools at its end: the worker's periodic rounds
+    # fall where its coordinator finds the group, which the embedded learner cannot model
+    learning = {"min_freq": 3, "min_supp": 3} if learning is None else learning
     data = {
-        "learning": {"min_freq": 3, "min_supp": 3} if learning is None else learning,
+        "learning": {"pool_every": 0, **learning},
         "kafka": {
             "bootstrap_servers": broker,
             "pages_topic": f"{name}.pages",
@@ -37,8 +41,6 @@ def service_config(broker: str, tmp: Path, partitions: int, learning: dict | Non
             "partitions": partitions,
             "checkpoint_every": 500,
             "idle_flush_seconds": 1.0,
-            # pooling only when the group is quiet, as `learn --partitions N` pools at its
-            # end: a periodic round mid-stream would be a pooling point it does not have
             "pool_every_seconds": 0,
             **kafka,
         },

@@ -7,7 +7,7 @@ from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 from streams import tracked_pages, transfer_across_partitions
 
 from dustonline import OnlineLearner
-from dustonline.config import config_from_dict
+from dustonline.config import ConfigError, config_from_dict
 from dustonline.evaluation.generator import GenConfig, generate
 from dustonline.events.routing import murmur2, partition_for, site_key
 from dustonline.learner.partitioned import PartitionedLearner
@@ -135,6 +135,27 @@ def test_a_name_proven_on_one_partition_is_adopted_on_another():
     group = PartitionedLearner(cfg, 2)
     group.learn_many([ev for ev in events if not ev.url.startswith(f"http://{newcomer}/")] + veto)
     assert newcomer not in _hosts_dropping(group, "clkid") and set(provers) <= _hosts_dropping(group, "clkid")
+
+
+def test_a_group_pools_while_it_learns_every_pool_every_events():
+    """A worker group pools while its input goes on: with ``learning.pool_every`` the
+    newcomer adopts the name at the next round, before the input ends, and the group's
+    rules then are the single learner's; with 0 it waits for the end (``flush``). The
+    rounds fall on the group's event count, so they do not depend on the partitions."""
+    events, provers, newcomer = transfer_across_partitions(2)
+    learning = {"min_freq": 3, "min_supp": 3, "refresh_every": 1}  # rules as each event comes
+    single = OnlineLearner(config_from_dict({"learning": learning}))
+    single.learn_many(events)
+    assert _hosts_dropping(single, "clkid") == set(provers) | {newcomer}
+    for every, mid_stream in ((len(events), set(provers) | {newcomer}), (0, set(provers))):
+        group = PartitionedLearner(config_from_dict({"learning": {**learning, "pool_every": every}}), 2)
+        for ev in events:
+            group.learn_one(ev)
+        assert _hosts_dropping(group, "clkid") == mid_stream, every
+        group.flush()
+        assert _hosts_dropping(group, "clkid") == _hosts_dropping(single, "clkid")
+    with pytest.raises(ConfigError, match="learning.pool_every must be >= 0"):
+        config_from_dict({"learning": {"pool_every": -1}})
 
 
 def test_a_rewrite_rule_whose_clusters_are_on_several_partitions_is_learned_and_vetoed_as_one():

@@ -69,7 +69,7 @@ def signature(rules):
     return sorted((r.id, r.context, r.transformation, tuple(r.hosts), r.version, r.support, r.freq) for r in rules)
 
 
-def subscribed_rules(cfg_path, expected, timeout: float = 60.0, workers=()):
+def subscribed_rules(cfg_path, expected, timeout: float = 120.0, workers=()):
     """The rule set a subscriber holds once it equals ``expected`` (or at the timeout)."""
     cfg = load_config(cfg_path)
     want = signature(expected)
@@ -339,10 +339,19 @@ def test_partitions_pool_their_cross_site_statistics_through_kill9(kafka_broker,
     assert dropping == set(provers) | {newcomer}
 
 
-def test_a_busy_group_pools_every_pool_every_seconds(kafka_broker, tmp_path, workers):
+@pytest.mark.parametrize(
+    "every",
+    [
+        {"pool_every_seconds": 2.0},  # by time: a slow crawl
+        {"learning": {"min_freq": 3, "min_supp": 3, "pool_every": 20}},  # by records: a replay at full speed
+    ],
+    ids=["seconds", "records"],
+)
+def test_a_busy_group_pools_every_pool_every(kafka_broker, tmp_path, workers, every):
     """Partition 0 never goes quiet (a fetch every 0.2 s, idle_flush_seconds 1): no round
-    from complete counts can start, yet with kafka.pool_every_seconds the newcomer on
-    partition 1 adopts the parameter its three sites proved, while the traffic goes on."""
+    from complete counts can start, yet every kafka.pool_every_seconds, or every
+    learning.pool_every records of the pages topic, the newcomer on partition 1 adopts the
+    parameter its three sites proved, while the traffic goes on."""
     import threading
 
     from streams import transfer_across_partitions
@@ -352,7 +361,7 @@ def test_a_busy_group_pools_every_pool_every_seconds(kafka_broker, tmp_path, wor
     from dustonline_stream.topics import page_key, page_value
 
     events, provers, newcomer = transfer_across_partitions(2)
-    cfg = service_config(kafka_broker, tmp_path, partitions=2, pool_every_seconds=2.0)
+    cfg = service_config(kafka_broker, tmp_path, partitions=2, **every)
     c = load_config(cfg)
     ensure_topics(c)
     prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")

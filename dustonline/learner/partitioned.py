@@ -2,9 +2,11 @@
 
 Each site's evidence is in one partition; what a learner counts across sites (shared.py:
 transfer classes, rule-shape clusters, validation counts, rendering values) is pooled
-when the group flushes, as a worker group pools it at flush markers (stream/pool.py):
-each learner gets the other partitions' counts combined. Rounds repeat while the counts
-change (an adoption is one more site for its class), up to ``POOL_ROUNDS``."""
+as a worker group pools it at flush markers (stream/pool.py): each learner gets the
+other partitions' counts combined. A group pools while it learns, every
+``learning.pool_every`` events of its input (one round from the counts as they stand),
+and when its input ends (rounds repeat while the counts change, up to ``POOL_ROUNDS``:
+an adoption is one more site for its class)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,10 @@ class PartitionedLearner(LearnerBase):
         self.partitions = partitions
         self.learners = [OnlineLearner(config, store_factory(p) if store_factory else None) for p in range(partitions)]
         self.merger = RuleMerger()
+        self.pool_every = config.learning.pool_every if partitions > 1 else 0
+        # the group's input so far, from the learners' own counts: a resumed run pools
+        # at the same points as one that never stopped
+        self.events = sum(lrn.stats.events for lrn in self.learners)
         self._pooled: list[Counts] | None = None  # the counts as last pooled
 
     def _merged(self, p: int, changes: list[Rule]) -> list[Rule]:
@@ -43,18 +49,36 @@ class PartitionedLearner(LearnerBase):
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
         p = partition_for(site_key(ev.url), self.partitions)
         changes = self.learners[p].learn_one(ev)
-        return self._merged(p, changes) if changes else changes
+        out = self._merged(p, changes) if changes else changes
+        self.events += 1
+        if self.pool_every and self.events % self.pool_every == 0:
+            out = out + self._derived()
+            out += self._round() or []
+        return out
+
+    def _derived(self) -> list[Rule]:
+        return [m for p, lrn in enumerate(self.learners) for m in self._merged(p, lrn.flush())]
+
+    def _round(self) -> list[Rule] | None:
+        """One pooling round: each learner adopts the others' counts as they stand, and
+        derives what follows. None when the counts are those pooled last."""
+        counts = [lrn.shared_counts() for lrn in self.learners]
+        if counts == self._pooled:
+            return None
+        self._pooled = counts
+        out: list[Rule] = []
+        for p, (lrn, others) in enumerate(zip(self.learners, others_of(counts))):
+            out += self._merged(p, lrn.pool(others))
+            out += self._merged(p, lrn.flush())
+        return out
 
     def flush(self) -> list[Rule]:
-        out = [m for p, lrn in enumerate(self.learners) for m in self._merged(p, lrn.flush())]
+        out = self._derived()
         for _ in range(POOL_ROUNDS if self.partitions > 1 else 0):
-            counts = [lrn.shared_counts() for lrn in self.learners]
-            if counts == self._pooled:
+            changes = self._round()
+            if changes is None:
                 break
-            self._pooled = counts
-            for p, (lrn, others) in enumerate(zip(self.learners, others_of(counts))):
-                out += self._merged(p, lrn.pool(others))
-                out += self._merged(p, lrn.flush())
+            out += changes
         return out
 
     def checkpoint(self) -> None:
