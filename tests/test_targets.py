@@ -83,8 +83,8 @@ def test_incumbent_keys_do_not_depend_on_url_order():
     }
     rules = _set(ALIAS, PRINT)  # ALIAS first: it decides the main URLs and the alias paths
     older = {"r-print"}.__contains__
-    a = incumbent_keys("r-alias", ["www.g.com"], rules, lambda h: urls, older)
-    b = incumbent_keys("r-alias", ["www.g.com"], rules, lambda h: dict(reversed(urls.items())), older)
+    a = incumbent_keys("r-alias", ["www.g.com"], rules, lambda h: list(urls.items()), older)
+    b = incumbent_keys("r-alias", ["www.g.com"], rules, lambda h: list(reversed(urls.items())), older)
     assert sorted(a[0]) == sorted(b[0]) and a[1] == b[1]
     # the keys the older rule alone gives the clusters' URLs, those ALIAS decides included
     assert a[1] == {
@@ -135,3 +135,47 @@ def test_a_rule_of_two_sites_takes_the_keys_it_can_where_others_it_cannot():
     rs = lrn.ruleset()
     assert rs.canonicalize("http://www.b.com/item.php?id=42") == "http://www.b.com/items/42"
     assert rs.canonicalize("http://www.a.com/x.php?id=42") == "http://www.a.com/x.php?id=42"
+
+
+def test_a_rule_reads_the_urls_of_a_page_as_the_rule_set_hands_them_over():
+    """A page fetched over http and https, on a site with a scheme rule: the older rule
+    keys both forms alike once RuleSet has read http as https, and the younger rule takes
+    that key. Read as fetched, the older rule gave the page an http and an https key, a
+    page fetched over https alone gave only the latter, and no target gave every page its
+    key: the two rules kept splitting the site's pages."""
+    from dustonline import FetchEvent, OnlineLearner
+    from dustonline.learner.clusters import url_key
+    from dustonline.rules.urls import site_of_host
+
+    lrn = OnlineLearner()
+    host = "www.s.com"
+    t = [1.7e9]
+    for i in range(4):  # one page per path over both schemes: the site's scheme rule
+        for scheme in ("http", "https"):
+            t[0] += 60
+            lrn.learn_one(FetchEvent(url=f"{scheme}://{host}/doc/{i}", ts=t[0], digest=f"sha1:doc{i}"))
+    lrn.flush()
+    assert [r.hosts for r in lrn.rules() if r.canonical_scheme] == [[host]]
+    book = lrn.book
+
+    def active(rid, context, transformation, support, since):
+        rec = book.new(rid, group="g", context=context, transformation=transformation, hosts=[host], freq=5)
+        rec.status, rec.since, rec.pub = "active", since, [support, 0.0, 5]
+        book.install(rec)
+
+    head = r"^(https?)\:\/\/(www)\.(s)\.(com)\/"
+    active("r-old", head + r"(?:article\.php\?id\=|a\/)([0-9]+)$", "$1://$2.$3.$4/a/$5", 10, 1)
+    active("r-young", head + r"([a-z]+)\.(php)\?(id)\=([0-9]+)$", "$1://$2.$3.$4/$5.$6?$7=$8", 50, 10)
+    pages = {n: ["http", "https"] for n in (5, 77)} | {1234: ["https"]}
+    for n, schemes in pages.items():
+        urls = [f"{s}://{host}/article.php?id={n}" for s in schemes] + [f"https://{host}/a/{n}"]
+        for url in urls:
+            lrn.window.add(url_key(host, url), site_of_host(host), f"c{n}", t[0], True)
+            lrn.host_urls.add(host, url, f"c{n}")  # loaded while the site learned its scheme
+    lrn.marks.rules.add("r-young")
+    lrn.retargeter.run()
+    target = book["r-young"].rec.target
+    assert target is not None and target.by == ["r-old"]
+    rs = lrn.ruleset()
+    for url in ("http://www.s.com/article.php?id=42", "https://www.s.com/article.php?id=42", "https://www.s.com/a/42"):
+        assert rs.canonicalize(url) == "https://www.s.com/a/42", url

@@ -33,20 +33,20 @@ def incumbent_keys(
     rid: str,
     hosts: Iterable[str],
     rules_on: Callable[[str], Rules],
-    urls_on: Callable[[str], dict[str, str]],
+    urls_on: Callable[[str], Iterable[tuple[str, str]]],
     older: Callable[[str], bool],
 ) -> tuple[list[tuple[str, str]], dict]:
     """The validation URLs rule ``rid`` decides on ``hosts`` as (url, cluster), and per
     cluster the keys the ``older`` rules alone give its URLs there (those the rule decides
     too: the keys they had before it came): {cluster: {key: (rule, url)}}, the smallest
-    (rule, url) per key, so the answer does not depend on the order of ``urls_on`` (url ->
-    cluster). URLs are taken as given: validation URLs are as fetched."""
+    (rule, url) per key, so the answer does not depend on the order of ``urls_on`` ((url,
+    cluster) pairs, as the host's rewrite rules read them)."""
     mine: list[tuple[str, str]] = []
     for h in hosts:
         rules = rules_on(h)
         at = [i for i, _cr in rules].index(rid)
         r, before = rules[at][1], [cr for _i, cr in rules[:at]]
-        for url, cid in urls_on(h).items():
+        for url, cid in urls_on(h):
             if r.apply(url) is None:  # apply, not fullmatch: a memo (memo.py) remembers it
                 continue
             for cr in before:
@@ -58,7 +58,7 @@ def incumbent_keys(
     outs: dict[str, dict[str, tuple[str, str]]] = {}  # as ``held``, by the rules' raw output
     for h in hosts if mine else ():
         rules = [(i, cr) for i, cr in rules_on(h) if older(i)]
-        for url, cid in urls_on(h).items() if rules else ():
+        for url, cid in urls_on(h) if rules else ():
             if cid not in want:
                 continue
             for by, cr in rules:

@@ -23,6 +23,18 @@ from .records import Target
 class Retargeter:
     def __init__(self, book: CandidateBook, host_urls: HostURLs, marks: RetargetMarks, lifecycle: Lifecycle):
         self.book, self.host_urls, self.marks, self.lifecycle = book, host_urls, marks, lifecycle
+        self.counts = lifecycle.counts
+
+    def _urls(self, host: str) -> list[tuple[str, str]]:
+        """The validation URLs a rule of ``host`` reads, as (url, cluster): as RuleSet hands
+        them to the rewrite rules (moved, the scheme, parameter and path-edit rules
+        applied), as they are counted. Read as fetched, an ``http`` and an ``https`` URL
+        of one page got two keys from one older rule, and no target could give both."""
+        counts, urls_of = self.counts, self.host_urls.of
+        prepare = counts.prepare
+        if prepare is None:
+            return list(urls_of(host).items())
+        return [(prepare(url, h), cid) for h in counts.hosts_of([host]) for url, cid in urls_of(h).items()]
 
     def _active(self, host: str, memos: Memos) -> list[tuple[str, CompiledRule]]:
         """The host's active rules as crawlers apply them there, in the order they try them."""
@@ -85,7 +97,7 @@ class Retargeter:
         # where an older rule is active can give it a target
         sites = {site_of_host(h) for h in cand.rec.hosts if any(age_of(i) < age for i, _cr in applied_on(h))}
         universe = sorted(h for h in cand.rec.hosts if site_of_host(h) in sites)
-        mine, held = incumbent_keys(rid, universe, learned_on, self.host_urls.of, lambda i: age_of(i) < age)
+        mine, held = incumbent_keys(rid, universe, learned_on, self._urls, lambda i: age_of(i) < age)
         examples: dict[str, list] = {}
         agree = True
         for url, cid in mine:
@@ -128,5 +140,5 @@ class Retargeter:
         def adopted_on(h: str) -> list:
             return [(i, adopted if i == rid else cr) for i, cr in learned_on(h)] if h in where else learned_on(h)
 
-        check = ((url, cid) for h in universe for url, cid in self.host_urls.of(h).items())
+        check = (pair for h in universe for pair in self._urls(h))
         return target if set_gain(check, learned_on, adopted_on) > 0 else None
