@@ -1,6 +1,7 @@
 """Re-targeting parts: a rule adopting another's target (adopt.py), the rule-set check
-and incumbent keys (keycheck.py). The rules are the two goumai.com rules of the re-targeting
-trace in docs/history.md: each valid, with different targets."""
+and incumbent keys (keycheck.py), and the URLs re-targeting and redundancy read. The rules
+are the two goumai.com rules of the re-targeting trace in docs/history.md: each valid,
+with different targets."""
 
 from dustonline.learner.adopt import adopt, group_spans, pin_groups
 from dustonline.learner.keycheck import incumbent_keys, set_gain
@@ -179,3 +180,42 @@ def test_a_rule_reads_the_urls_of_a_page_as_the_rule_set_hands_them_over():
     rs = lrn.ruleset()
     for url in ("http://www.s.com/article.php?id=42", "https://www.s.com/article.php?id=42", "https://www.s.com/a/42"):
         assert rs.canonicalize(url) == "https://www.s.com/a/42", url
+
+
+def test_redundancy_reads_the_urls_as_the_rule_set_hands_them_over():
+    """Every URL of the site carries a click id that its parameter rule drops, so its
+    rewrite rules are learned on URLs without it. A new rule that matches no URL as
+    fetched was "refined" by any rule that does (vacuously) and left out as redundant;
+    read as RuleSet hands them over, its URLs show it is not."""
+    from streams import tracked_pages
+
+    from dustonline import OnlineLearner
+    from dustonline.config import config_from_dict
+    from dustonline.learner.clusters import url_key
+    from dustonline.rules.urls import site_of_host
+
+    lrn = OnlineLearner(config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}}))
+    host, ts = "www.s.com", [1.7e9]
+    for ev in tracked_pages(host, 3, ts, "clkid"):
+        lrn.learn_one(ev)
+    lrn.flush()
+    assert [r.hosts for r in lrn.rules() if r.drop_param == "clkid"] == [[host]]
+    book = lrn.book
+    for rid, status, context, transformation in (
+        ("r-strip", "active", r"^(http\:\/\/www\.s\.com\/[^?]*)\?clkid\=[a-z]+$", "$1"),
+        (
+            "r-new",
+            "candidate",
+            r"^(http)\:\/\/(www)\.(s)\.(com)\/story_([0-9]+)\.html$",
+            "$1://$2.$3.$4/story?id=$5&page=1",
+        ),
+    ):
+        rec = book.new(rid, group="g", context=context, transformation=transformation, hosts=[host], freq=5)
+        rec.status, rec.since, rec.pub = status, 1, [10, 0.0, 5]
+        book.install(rec)
+    for n in (5, 6):
+        for url in (f"/story_{n}.html?clkid=aaa", f"/story_{n}.html?clkid=bbb", f"/story?id={n}&page=1&clkid=ccc"):
+            url = f"http://{host}{url}"
+            lrn.window.add(url_key(host, url), site_of_host(host), f"c{n}", ts[0], True)
+            lrn.host_urls.add(host, url, f"c{n}")
+    assert not lrn.lifecycle._redundant("r-new")

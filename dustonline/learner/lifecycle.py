@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import msgspec
 
 from ..rules.ruleset import ACTIVE, RETIRED
+from ..rules.urls import host_of
 from .candidates import CANDIDATE, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
 from .changes import RuleChanges
 from .counts import ValidationCounts
@@ -253,9 +254,18 @@ class Lifecycle:
 
     # ------------------------------------------------------------------ redundancy (Alg. 6)
     def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
-        for h in hosts:
+        """(url, host) as RuleSet hands them to the hosts' rewrite rules, as they are
+        counted: moved to the host they move to, its name rules applied."""
+        prepare = self.counts.prepare
+        if prepare is None:
+            for h in hosts:
+                for url in self.host_urls.of(h):
+                    yield url, h
+            return
+        for h in self.counts.hosts_of(hosts):
             for url in self.host_urls.of(h):
-                yield url, h
+                p = prepare(url, h)
+                yield p, host_of(p)
 
     def _refines(self, r1: str, r2: str, memos: Memos) -> bool:
         c1 = self.book[r1]
