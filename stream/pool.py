@@ -9,9 +9,10 @@ it writes into every partition a flush marker carrying the other partitions' cou
 combined. Each learner adopts them where it reads the marker, derives, and publishes its
 counts again. A round starts
 - when every pages partition has been learned to its end (each one's counts are as of
-  its last record): rounds repeat until the counts settle, from complete counts only, so
-  a group whose input has ended learns what ``dustonline learn --partitions N`` learns
-  (PartitionedLearner.flush does the same rounds);
+  its last record): rounds repeat until the counts settle, from complete counts only, as
+  PartitionedLearner.flush does at the end of ``dustonline learn --partitions N``; a
+  group that pools only then (``learning.pool_every`` and ``kafka.pool_every_seconds``
+  0) learns what that learns with ``pool_every`` 0;
 - or, while some partition never goes quiet, from the counts as last published, once
   ``learning.pool_every`` records came into the pages topic since the last round (so a
   replay at full speed pools as often, per event, as ``learn --partitions N``), or
