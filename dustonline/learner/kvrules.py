@@ -34,7 +34,7 @@ from ..hashing import hash64
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
 from ..state.store import Store
-from .candidates import CandidateBook
+from .candidates import KV, CandidateBook
 from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
 from .counts import ValidationCounts
 from .generalize import Candidate
@@ -43,7 +43,7 @@ from .lifecycle import Lifecycle
 from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
 from .records import KVRec
 
-PREFIX = "kv:"  # the "group" of a kv rule's candidate record
+PREFIX = KV  # the "group" of a kv rule's candidate record
 ORDER, CASE = "o", "c"
 
 

@@ -14,7 +14,7 @@ import msgspec
 
 from ..rules.ruleset import ACTIVE, RETIRED
 from ..rules.urls import host_of
-from .candidates import CANDIDATE, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
+from .candidates import CANDIDATE, KV, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
 from .changes import RuleChanges
 from .counts import ValidationCounts
 from .generalize import Candidate
@@ -253,11 +253,11 @@ class Lifecycle:
             cand._targeted = None
 
     # ------------------------------------------------------------------ redundancy (Alg. 6)
-    def _validation_urls(self, hosts) -> Iterable[tuple[str, str]]:
+    def _validation_urls(self, hosts, as_fetched: bool = False) -> Iterable[tuple[str, str]]:
         """(url, host) as RuleSet hands them to the hosts' rewrite rules, as they are
-        counted: moved to the host they move to, its name rules applied."""
+        counted: moved to the host they move to, its name rules applied; or as fetched."""
         prepare = self.counts.prepare
-        if prepare is None:
+        if prepare is None or as_fetched:
             for h in hosts:
                 for url in self.host_urls.of(h):
                     yield url, h
@@ -268,9 +268,13 @@ class Lifecycle:
                 yield p, host_of(p)
 
     def _refines(self, r1: str, r2: str, memos: Memos) -> bool:
-        c1 = self.book[r1]
-        urls = self._validation_urls(c1.rec.hosts)
-        return refines(memos(c1.compiled), memos(self.book[r2].compiled), urls)
+        c1, c2 = self.book[r1], self.book[r2]
+        # a key-value rule (parameter order, path case) is judged on URLs as fetched: its
+        # regex orders the query for crawlers whose export cannot sort it (Heritrix, Nutch,
+        # StormCrawler), where RuleSet's sort-query edit leaves it nothing to do
+        kv = c1.rec.group.startswith(KV) or c2.rec.group.startswith(KV)
+        urls = self._validation_urls(c1.rec.hosts, as_fetched=kv)
+        return refines(memos(c1.compiled), memos(c2.compiled), urls)
 
     def _preferred(self, a: str, b: str) -> bool:
         """Between rules of equal support: the more general (shorter context), then lower id."""
