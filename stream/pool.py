@@ -55,7 +55,6 @@ class PoolCoordinator:
         self.pooled: list[Counts] | None = None  # the counts of the last round started
         self.rounds = 0  # rounds started since the counts last settled or new records came
         self._after = -1  # the pages partitions' end offsets summed, after the last round's markers
-        self._counted = 0  # the same, where records count towards learning.pool_every
         self._last_round = time.monotonic()  # the first periodic round waits a period
 
     # ------------------------------------------------------------ thread
@@ -147,7 +146,7 @@ class PoolCoordinator:
     def _due(self, records: int) -> bool:
         """A periodic round is due while the group is busy: by records, or by time."""
         every, seconds = self.cfg.learning.pool_every, self.cfg.kafka.pool_every_seconds
-        if every > 0 and records - self._counted >= every:
+        if every > 0 and records - max(self._after, 0) >= every:
             return True
         return seconds > 0 and time.monotonic() - self._last_round >= seconds
 
@@ -176,7 +175,7 @@ class PoolCoordinator:
         self.pooled = counts
         self.rounds += 1
         self._last_round = time.monotonic()
-        self._after = self._counted = sum(ends.values()) + npart
+        self._after = sum(ends.values()) + npart
         if self.rounds_counter is not None:
             self.rounds_counter.inc()
         log.info(

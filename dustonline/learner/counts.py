@@ -5,7 +5,7 @@ cluster; a URL leaving subtracts the same."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..rules.pattern import admitted
 from ..state.store import Store
@@ -46,6 +46,19 @@ class ValidationCounts:
                     seen.add(m)
                     out.append(m)
         return out
+
+    def read_urls(self, hosts) -> Iterator[tuple[str, str]]:
+        """(url, cluster) of the validation URLs a rule of ``hosts`` reads, as it is
+        counted: as RuleSet hands them to the rewrite rules (moved, the scheme, parameter
+        and path-edit rules applied), those of the hosts that move to them included."""
+        prepare, urls_of = self.prepare, self.host_urls.of
+        if prepare is None:
+            for h in hosts:
+                yield from urls_of(h).items()
+            return
+        for h in self.hosts_of(hosts):
+            for url, cid in urls_of(h).items():
+                yield prepare(url, h), cid
 
     def valid(self, rec: CandRec) -> bool:
         nsupp, nci, malformed, freq = rec.nsupp, rec.nci, rec.malformed, rec.freq

@@ -256,16 +256,13 @@ class Lifecycle:
     def _validation_urls(self, hosts, as_fetched: bool = False) -> Iterable[tuple[str, str]]:
         """(url, host) as RuleSet hands them to the hosts' rewrite rules, as they are
         counted: moved to the host they move to, its name rules applied; or as fetched."""
-        prepare = self.counts.prepare
-        if prepare is None or as_fetched:
+        if as_fetched or self.counts.prepare is None:
             for h in hosts:
                 for url in self.host_urls.of(h):
                     yield url, h
             return
-        for h in self.counts.hosts_of(hosts):
-            for url in self.host_urls.of(h):
-                p = prepare(url, h)
-                yield p, host_of(p)
+        for url, _cid in self.counts.read_urls(hosts):
+            yield url, host_of(url)
 
     def _refines(self, r1: str, r2: str, memos: Memos) -> bool:
         c1, c2 = self.book[r1], self.book[r2]

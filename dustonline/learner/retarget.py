@@ -26,15 +26,10 @@ class Retargeter:
         self.counts = lifecycle.counts
 
     def _urls(self, host: str) -> list[tuple[str, str]]:
-        """The validation URLs a rule of ``host`` reads, as (url, cluster): as RuleSet hands
-        them to the rewrite rules (moved, the scheme, parameter and path-edit rules
-        applied), as they are counted. Read as fetched, an ``http`` and an ``https`` URL
-        of one page got two keys from one older rule, and no target could give both."""
-        counts, urls_of = self.counts, self.host_urls.of
-        prepare = counts.prepare
-        if prepare is None:
-            return list(urls_of(host).items())
-        return [(prepare(url, h), cid) for h in counts.hosts_of([host]) for url, cid in urls_of(h).items()]
+        """The validation URLs a rule of ``host`` reads, as (url, cluster), as they are
+        counted (counts.read_urls). Read as fetched, an ``http`` and an ``https`` URL of
+        one page got two keys from one older rule, and no target could give both."""
+        return list(self.counts.read_urls([host]))
 
     def _active(self, host: str, memos: Memos) -> list[tuple[str, CompiledRule]]:
         """The host's active rules as crawlers apply them there, in the order they try them."""
