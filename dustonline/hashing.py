@@ -26,3 +26,9 @@ def hash64(text: str, seed: int = 0) -> int:
 def hash32(text: str, seed: int = 0) -> int:
     """Unsigned MurmurHash3 x86 32 of ``text``."""
     return mmh3.hash(text_bytes(text), seed, signed=False)
+
+
+def short_id(prefix: str, text: str, seed: int = 0) -> str:
+    """``prefix-`` and 48 bits of ``hash64(text)`` in hex: the ids of rules and names,
+    the same for the same text on every run and partition."""
+    return f"{prefix}-{hash64(text, seed) >> 16:012x}"

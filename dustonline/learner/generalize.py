@@ -21,7 +21,7 @@ from typing import cast
 import mmh3
 import msgspec
 
-from ..hashing import hash64
+from ..hashing import short_id
 from .induce import AmbiguousRule, alternation, char_bits, class_for, escape, render, segments, skeleton
 from .tokenize import DELIMITERS
 
@@ -291,7 +291,7 @@ class Group:
                     rctx, rtrans = render(rparts, card_set)
                 except AmbiguousRule:
                     rctx = None
-                rid = "r-%012x" % (hash64(sid + "\x1d" + mk) >> 16)
+                rid = short_id("r", sid + "\x1d" + mk)
                 hit = (rid, rctx, rtrans if rctx else None, tuple(sorted(mem["hosts"])), tuple(rparts))
                 if cache is not None:
                     if len(cache) > 50_000:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from ..hashing import hash64
+from ..hashing import short_id
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
 from ..state.store import Store
@@ -52,11 +52,11 @@ def _okey(keys) -> str:
 
 
 def kv_id(key: str) -> str:
-    return "r-%012x" % (hash64("kv\x1d" + key) >> 16)
+    return short_id("r", "kv\x1d" + key)
 
 
 def variant_id(rid: str) -> str:
-    return "r-%012x" % (hash64(rid + "\x1dkv") >> 16)
+    return short_id("r", rid + "\x1dkv")
 
 
 def evidence(urls: list[str], hosts: list[str]) -> list | None:

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-from ..hashing import hash64
+from ..hashing import short_id
 from ..rules.params import BARE, lower_ascii, query_pairs, to_host
 from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host
@@ -120,7 +120,7 @@ def one_value(name: str, values: list[str]) -> bool:
 
 
 def param_rule_id(site: str, name: str) -> str:
-    return "p-%012x" % (hash64("param\x1d" + site + "\x1d" + name) >> 16)
+    return short_id("p", "param\x1d" + site + "\x1d" + name)
 
 
 class ParamRules:

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import msgspec
 
-from ..hashing import hash64
+from ..hashing import short_id
 from ..rules.ruleset import ACTIVE, EVERY_HOST, RETIRED, Rule
 from ..state.store import Store
 from .changes import RuleChanges
@@ -53,7 +53,7 @@ MAX_EXCEPT = 1024  # excepted hosts kept per name; a name vetoed on more is no r
 
 
 def every_rule_id(name: str) -> str:
-    return "g-%012x" % (hash64("every\x1d" + name) >> 16)
+    return short_id("g", "every\x1d" + name)
 
 
 @lru_cache(maxsize=4096)

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..hashing import hash64
+from ..hashing import short_id
 from ..rules.ruleset import ACTIVE, Rule, RuleSet
 from ..rules.urls import host_of, light_normalize
 from .common import common_ends
@@ -117,8 +117,7 @@ def _compose(pieces: list[_Piece]) -> tuple[str, str] | None:
 
 
 def _rid(hosts: Iterable[str], ctx: str, trans: str) -> str:
-    h = hash64("\x1d".join(sorted(hosts)) + "\x1e" + ctx + "\x1e" + trans, 5)
-    return "r-%012x" % (h >> 16)
+    return short_id("r", "\x1d".join(sorted(hosts)) + "\x1e" + ctx + "\x1e" + trans, 5)
 
 
 def _make(hosts: Iterable[str], ctx: str, trans: str, support: int) -> Rule:

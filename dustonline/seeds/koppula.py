@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 from ..config import Config
 from ..events.event import FetchEvent
-from ..hashing import hash64
+from ..hashing import short_id
 from ..learner import holdout as split
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize
@@ -372,7 +372,7 @@ def coverage_precision(cr, urls, known: dict) -> tuple[int, int]:
 
 def rule_id(context: str, transformation: str, hosts: list[str]) -> str:
     key = context + "\x1d" + transformation + "\x1d" + ",".join(sorted(hosts))
-    return "r-%012x" % (hash64(key) >> 16)
+    return short_id("r", key)
 
 
 def fit(events: list[FetchEvent], config: Config) -> list[Rule]:

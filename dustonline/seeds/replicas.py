@@ -64,7 +64,7 @@ from dataclasses import dataclass
 
 from ..config import Config
 from ..events.event import FetchEvent
-from ..hashing import hash64
+from ..hashing import short_id
 from ..learner.induce import escape, escape_repl
 from ..rules.ruleset import ACTIVE, Rule, rule_order
 from ..rules.urls import host_of, light_normalize, split_authority
@@ -335,7 +335,7 @@ def _scheme_of(pg: _Pages, col: Collection) -> str:
 
 def rule_id(hosts: list[str], context: str, transformation: str) -> str:
     key = "\x1d".join((context, transformation, ",".join(hosts)))
-    return "r-%012x" % (hash64(key) >> 16)
+    return short_id("r", key)
 
 
 def _not_under(inner: list[str]) -> str:
