@@ -69,6 +69,18 @@ def signature(rules):
     return sorted((r.id, r.context, r.transformation, tuple(r.hosts), r.version, r.support, r.freq) for r in rules)
 
 
+def rules_differ(want, have, workers) -> str:
+    """What a failed comparison needs to be understood afterwards: the rules on one side
+    only, and each worker's partition moves and pooling rounds."""
+    lines = [f"only embedded: {r}" for r in want if r not in have]
+    lines += [f"only subscribed: {r}" for r in have if r not in want]
+    marks = ("assigned here", "restored at", "pooled transfer", "pooling round", "ERROR", "CRITICAL")
+    for w in workers:
+        lines.append(f"--- {w.name}:")
+        lines += [ln for ln in w.tail(100_000).splitlines() if any(m in ln for m in marks)]
+    return "\n".join(lines)
+
+
 def subscribed_rules(cfg_path, expected, timeout: float = 120.0, workers=()):
     """The rule set a subscriber holds once it equals ``expected`` (or at the timeout)."""
     cfg = load_config(cfg_path)
@@ -94,7 +106,8 @@ def assert_group_equals_embedded(cfg, events, partitions: int, workers):
     `learn --partitions N` on the same events; returns (embedded learner, rule set)."""
     ref = embedded(cfg, events, partitions)
     got = subscribed_rules(cfg, ref.rules(), workers=workers)
-    assert signature(got.rules()) == signature(ref.rules())
+    want, have = signature(ref.rules()), signature(got.rules())
+    assert have == want, rules_differ(want, have, workers)
     assert_same_learners(workers, ref)
     return ref, got
 
