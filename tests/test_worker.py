@@ -69,11 +69,13 @@ def signature(rules):
     return sorted((r.id, r.context, r.transformation, tuple(r.hosts), r.version, r.support, r.freq) for r in rules)
 
 
-def rules_differ(want, have, workers) -> str:
+def rules_differ(want, have, workers, learners: list[str]) -> str:
     """What a failed comparison needs to be understood afterwards: the rules on one side
-    only, and each worker's partition moves and pooling rounds."""
+    only, whether the learners differ too (``learner_differences``), and each worker's
+    partition moves and pooling rounds."""
     lines = [f"only embedded: {r}" for r in want if r not in have]
     lines += [f"only subscribed: {r}" for r in have if r not in want]
+    lines += learners or ["the learners' statistics are the embedded ones"]
     marks = ("assigned here", "restored at", "pooled transfer", "pooling round", "ERROR", "CRITICAL")
     for w in workers:
         lines.append(f"--- {w.name}:")
@@ -107,7 +109,8 @@ def assert_group_equals_embedded(cfg, events, partitions: int, workers):
     ref = embedded(cfg, events, partitions)
     got = subscribed_rules(cfg, ref.rules(), workers=workers)
     want, have = signature(ref.rules()), signature(got.rules())
-    assert have == want, rules_differ(want, have, workers)
+    if have != want:
+        raise AssertionError(rules_differ(want, have, workers, learner_differences(workers, ref)))
     assert_same_learners(workers, ref)
     return ref, got
 
@@ -132,11 +135,23 @@ def learned_at_least(workers, n: int):
     return lambda: sum(s["events"] for s in partitions_state(workers).values()) >= n
 
 
-def assert_same_learners(workers, reference: PartitionedLearner):
+def learner_differences(workers, reference: PartitionedLearner) -> list[str]:
+    """Per partition, the learner statistics where the workers' differ from the reference's."""
     got = partitions_state(workers)
+    out = []
     for p, lrn in enumerate(reference.learners):
-        want = lrn.summary()
-        assert {k: got[p][k] for k in _STATS} == {k: want[k] for k in _STATS}, f"partition {p}"
+        want, have = lrn.summary(), got.get(p)
+        if have is None:
+            out.append(f"partition {p}: owned by no worker")
+            continue
+        diff = {k: (have.get(k), want[k]) for k in _STATS if have.get(k) != want[k]}
+        if diff:
+            out.append(f"partition {p} (worker, embedded): {diff}")
+    return out
+
+
+def assert_same_learners(workers, reference: PartitionedLearner):
+    assert not learner_differences(workers, reference), learner_differences(workers, reference)
 
 
 @pytest.fixture
