@@ -151,7 +151,8 @@ def learner_differences(workers, reference: PartitionedLearner) -> list[str]:
 
 
 def assert_same_learners(workers, reference: PartitionedLearner):
-    assert not learner_differences(workers, reference), learner_differences(workers, reference)
+    differences = learner_differences(workers, reference)
+    assert not differences, differences
 
 
 @pytest.fixture
