@@ -17,7 +17,7 @@ from .validation import fpr
 
 CANDIDATE, REDUNDANT = "candidate", "redundant"
 TARGETED = "~t"  # id suffix of the re-targeted part of a rule (``targeted_rule``)
-KV = "kv:"  # the group of a key-value rule's candidate: parameter order, path case (kvrules.py)
+KV_GROUP = "kv:"  # the group of a key-value rule's candidate: parameter order, path case (kvrules.py)
 
 
 class Cand:

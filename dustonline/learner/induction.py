@@ -11,9 +11,9 @@ from ..hashing import hash64
 from ..rules.urls import host_of
 from ..state.store import Store
 from .align import linear_alignment
+from .candidates import KV_GROUP
 from .generalize import Contribution, Group, contribution
 from .induce import parts_of
-from .kvrules import PREFIX as KV_GROUP
 from .kvrules import KVRules
 from .lifecycle import Lifecycle
 from .paramorder import one_order

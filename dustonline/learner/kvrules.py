@@ -34,7 +34,7 @@ from ..hashing import short_id
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
 from ..state.store import Store
-from .candidates import KV, CandidateBook
+from .candidates import KV_GROUP, CandidateBook
 from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
 from .counts import ValidationCounts
 from .generalize import Candidate
@@ -43,7 +43,6 @@ from .lifecycle import Lifecycle
 from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
 from .records import KVRec
 
-PREFIX = KV  # the "group" of a kv rule's candidate record
 ORDER, CASE = "o", "c"
 
 
@@ -207,7 +206,7 @@ class KVRules:
         if sign > 0:  # classes only widen, as generalize.py's slots do
             r.bits = [a | b for a, b in zip(r.bits, bits)]
         self.table[key] = r
-        self.dirty_groups.add(PREFIX + key)
+        self.dirty_groups.add(KV_GROUP + key)
 
     @staticmethod
     def _shape(r: KVRec) -> list:
@@ -218,7 +217,7 @@ class KVRules:
     # candidates ----------------------------------------------------------
     def refresh(self, sid: str) -> None:
         """(Re)derive the kv rule of one evidence key, or drop it."""
-        key = sid[len(PREFIX) :]
+        key = sid[len(KV_GROUP) :]
         r = self.table.get(key)
         rid = kv_id(key)
         if r is None or r.n < self.min_freq or (key[0] == ORDER and not r.orders):
@@ -261,7 +260,7 @@ class KVRules:
         for h in sorted(hosts):
             for rid in book.on(h):
                 sid = book[rid].rec.group
-                if not sid.startswith(PREFIX):
+                if not sid.startswith(KV_GROUP):
                     self.dirty_groups.add(sid)
                     marked = True
         return marked

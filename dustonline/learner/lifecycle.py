@@ -14,7 +14,7 @@ import msgspec
 
 from ..rules.ruleset import ACTIVE, RETIRED
 from ..rules.urls import host_of
-from .candidates import CANDIDATE, KV, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
+from .candidates import CANDIDATE, KV_GROUP, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
 from .changes import RuleChanges
 from .counts import ValidationCounts
 from .generalize import Candidate
@@ -269,7 +269,7 @@ class Lifecycle:
         # a key-value rule (parameter order, path case) is judged on URLs as fetched: its
         # regex orders the query for crawlers whose export cannot sort it (Heritrix, Nutch,
         # StormCrawler), where RuleSet's sort-query edit leaves it nothing to do
-        kv = c1.rec.group.startswith(KV) or c2.rec.group.startswith(KV)
+        kv = c1.rec.group.startswith(KV_GROUP) or c2.rec.group.startswith(KV_GROUP)
         urls = self._validation_urls(c1.rec.hosts, as_fetched=kv)
         return refines(memos(c1.compiled), memos(c2.compiled), urls)
 
