@@ -8,6 +8,7 @@ from importlib import resources
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import KafkaError
+from timing import within
 
 from dustonline import OnlineLearner
 from dustonline.config import config_from_dict
@@ -406,9 +407,8 @@ def test_subscriber_refuses_bad_rules_through_the_broker_and_applies_the_later_g
         assert sub.refused == expected
         assert sorted((r.id, r.version) for r in sub.rules.rules()) == sorted((r.id, r.version) for r in good)
         assert [u for u in urls[:3000] if sub.canonicalize(u) != final.canonicalize(u)] == []
-        t = time.perf_counter()
-        assert sub.canonicalize(HANGS) == HANGS
-        assert time.perf_counter() - t < 0.05
+        with within(0.05):
+            assert sub.canonicalize(HANGS) == HANGS
         h = sub.health()
         assert h["alive"] and h["current"] and h["last_offsets"] == {0: last}
         assert h["refused_total"] == sum(expected.values()) and h["active_rules"] == len(good)

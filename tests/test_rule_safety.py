@@ -2,12 +2,12 @@
 hang the crawler, nor move its URLs to another site."""
 
 import re
-import time
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timing import within
 
 from dustonline.rules.book import RuleBook
 from dustonline.rules.pattern import PatternError, check
@@ -32,10 +32,8 @@ def rule(context, transformation="http://a.com/$1", hosts=("a.com",), rid="r-x",
 
 @pytest.mark.parametrize("context", CATASTROPHIC + NOT_PORTABLE)
 def test_catastrophic_and_unportable_contexts_are_refused_in_milliseconds(context):
-    t = time.perf_counter()
-    with pytest.raises(RuleError, match="r-x: context refused") as e:
+    with within(0.05), pytest.raises(RuleError, match="r-x: context refused") as e:
         rule(context).compile(check=True)
-    assert time.perf_counter() - t < 0.05
     assert e.value.rule_id == "r-x" and e.value.reason == "unsafe-context"
 
 
@@ -46,9 +44,8 @@ def test_the_issues_hanging_rule_no_longer_loads_and_good_rules_still_apply(tmp_
     rs = RuleSet.load(path)
     assert "r-good" in rs and "r-bad" not in rs and rs.refused == {"unsafe-context": 1}
     assert rs.refused_rules[0][0] == "r-bad" and f"{path}:1:" in rs.refused_rules[0][1]
-    t = time.perf_counter()
-    assert rs.canonicalize("http://a.com/" + "a" * 26 + "!") == "http://a.com/" + "a" * 26 + "!"
-    assert time.perf_counter() - t < 0.05
+    with within(0.05):
+        assert rs.canonicalize("http://a.com/" + "a" * 26 + "!") == "http://a.com/" + "a" * 26 + "!"
     assert rs.canonicalize("http://a.com/x/7") == "http://a.com/7"
 
 
@@ -119,9 +116,8 @@ def test_admitted_generated_patterns_match_the_longest_urls_fast(body, tail):
     rx = re.compile(ctx, re.ASCII)
     for unit in ("a", "ab", "a/", "0", "a.", "b"):
         url = "http://a.com/" + unit * ((2048 - 14) // len(unit)) + tail
-        t = time.perf_counter()
-        rx.fullmatch(url)
-        assert time.perf_counter() - t < 0.05, (ctx, unit)
+        with within(0.05, (ctx, unit)):
+            rx.fullmatch(url)
 
 
 @settings(max_examples=300, deadline=None)
