@@ -3,8 +3,9 @@
 import msgspec
 
 from dustonline.learner.align import linear_alignment
-from dustonline.learner.generalize import Contribution, Group, contribution
+from dustonline.learner.generalize import Group, contribution
 from dustonline.learner.induce import parts_of
+from dustonline.learner.records import Contribution
 
 
 def contrib(urls, host="a.com", generalize=True):

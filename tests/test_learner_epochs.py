@@ -3,7 +3,7 @@ and one retired and activated again within a step keeps its incumbency (lifecycl
 
 from dustonline import FetchEvent, OnlineLearner
 from dustonline.config import config_from_dict
-from dustonline.learner.generalize import Candidate
+from dustonline.learner.records import Candidate
 from dustonline.learner.validation import support_counts
 
 

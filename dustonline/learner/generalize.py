@@ -18,37 +18,10 @@ from __future__ import annotations
 
 from typing import cast
 
-import mmh3
-import msgspec
-
 from ..hashing import short_id
 from .induce import AmbiguousRule, alternation, char_bits, class_for, escape, render, segments, skeleton
+from .records import Candidate, Contribution, shape_id
 from .tokenize import DELIMITERS
-
-
-class Contribution(msgspec.Struct, array_like=True, frozen=True):
-    """What one cluster teaches: its rule's shape, the values of its slots, its hosts."""
-
-    shape: tuple
-    slots: tuple
-    hosts: tuple[str, ...]
-
-    @property
-    def shape_id(self) -> str:
-        return shape_id(self.shape)
-
-
-class Candidate(msgspec.Struct, frozen=True):
-    id: str
-    context: str
-    transformation: str
-    freq: int
-    hosts: tuple[str, ...]
-    parts: tuple = ()  # what it was rendered from (permute.py folds orders into these)
-
-
-def shape_id(shape: tuple) -> str:
-    return f"{mmh3.hash64(msgspec.msgpack.encode(shape), signed=False)[0]:016x}"
 
 
 def contribution(parts: list[tuple], hosts, generalize: bool = True) -> Contribution:

@@ -12,12 +12,12 @@ from ..rules.urls import host_of
 from ..state.store import Store
 from .align import linear_alignment
 from .candidates import KV_GROUP
-from .generalize import Contribution, Group, contribution
+from .generalize import Group, contribution
 from .induce import parts_of
 from .kvrules import KVRules
 from .lifecycle import Lifecycle
 from .paramorder import one_order
-from .records import ClusterRec, GroupRec
+from .records import ClusterRec, Contribution, GroupRec
 
 
 def _same(a: Contribution | None, b: Contribution | None) -> bool:

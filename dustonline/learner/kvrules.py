@@ -37,11 +37,10 @@ from ..state.store import Store
 from .candidates import KV_GROUP, CandidateBook
 from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
 from .counts import ValidationCounts
-from .generalize import Candidate
 from .induce import AmbiguousRule, render
 from .lifecycle import Lifecycle
 from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
-from .records import KVRec
+from .records import Candidate, KVRec
 
 ORDER, CASE = "o", "c"
 

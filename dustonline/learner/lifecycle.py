@@ -17,11 +17,10 @@ from ..rules.urls import host_of
 from .candidates import CANDIDATE, KV_GROUP, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
 from .changes import RuleChanges
 from .counts import ValidationCounts
-from .generalize import Candidate
 from .hosturls import HostURLs
 from .keys import KeysBefore
 from .memo import Memos
-from .records import CandRec, Stats, Target
+from .records import Candidate, CandRec, Stats, Target
 from .validation import refines
 
 

@@ -71,43 +71,16 @@ from .names import (
     token_shape,
     transfer_class,
 )
+from .records import CANDIDATE, ParamEv, ParamObs
 from .scope import EveryHost, is_query_name
 from .transfer import ClassCounts, TransferStats
 
-CANDIDATE, VETOED = "candidate", "vetoed"
+VETOED = "vetoed"
 _EVERY_URL = (HOST, SLASH, LAST, SCHEME, CASE, QCASE, ORDER)  # names every URL has: two values are the evidence
 MAX_PARAMS = 32  # names looked at per URL: a longer query is data, not aliases
 MAX_VALUES = 2  # values kept per name and cluster: two distinct ones are all the evidence needs
 _PREPARED_CAP = 1 << 16  # URLs whose keys are remembered (prepared)
 MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
-
-
-class ParamObs(msgspec.Struct, array_like=True, gc=False):
-    """What a cluster's URLs showed of each parameter name (table ``pobs``, by cluster)."""
-
-    site: str
-    blind: int = 0  # URLs without a query that came before any was observed (path unknown)
-    paths: dict[str, int] = {}  # address (site NUL path) -> URLs observed with it
-    seen: dict[str, list] = {}  # address NUL name -> [URLs with it, up to MAX_VALUES values]
-    varied: list[str] = []  # "site NUL name" it counts as evidence for (once each)
-    noisy: bool = False  # too many paths: evidence withdrawn, nothing more observed
-
-
-class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One name on one site (table ``pev``, key ``site NUL name``)."""
-
-    n: int = 0  # clusters in the window in which it varied
-    hosts: list[str] = []  # where it varied: the rule's scope
-    status: str = CANDIDATE  # candidate, active, vetoed
-    version: int = 0  # last published version
-    updated: float = 0.0
-    pub: list[str] = []  # hosts as last published
-    support: int = 0  # n as last published
-    target: str = ""  # a pair of hosts: the one the other moves to, while active
-    shape: str = ""  # its values' token shape when it first varied (a second transfer class)
-    # the first two values it varied with (BARE for ``?name``): one_value; state written
-    # before this field reads as none, and its names are judged as they were then
-    values: list[str] = []
 
 
 def one_value(name: str, values: list[str]) -> bool:

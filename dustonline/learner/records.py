@@ -1,14 +1,21 @@
 """The learner's stored records, typed. Field names are the stored layout: a struct
 encodes as the map (or, ``array_like``, the list) the learner wrote before these types
-existed, so state directories written then still load."""
+existed, so state directories written then still load.
+
+Every struct of the learner is here, apart from the modules that use it, so those modules
+can be compiled (setup.py): mypyc compiles a class into a native one, and msgspec's
+structs must stay msgspec's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import mmh3
 import msgspec
 
-from .generalize import Contribution
+from ..rules.ruleset import RETIRED
+
+CANDIDATE = "candidate"  # a parameter name's status before it is active or vetoed (ParamEv)
 
 
 class Stats(msgspec.Struct):
@@ -123,3 +130,67 @@ class LearnerMeta(msgspec.Struct):
     dirty_targets: list[list] = []
     dirty_rules: list[str] = []
     logs: dict = {}
+
+
+class Contribution(msgspec.Struct, array_like=True, frozen=True):
+    """What one cluster teaches: its rule's shape, the values of its slots, its hosts."""
+
+    shape: tuple
+    slots: tuple
+    hosts: tuple[str, ...]
+
+    @property
+    def shape_id(self) -> str:
+        return shape_id(self.shape)
+
+
+class Candidate(msgspec.Struct, frozen=True):
+    id: str
+    context: str
+    transformation: str
+    freq: int
+    hosts: tuple[str, ...]
+    parts: tuple = ()  # what it was rendered from (permute.py folds orders into these)
+
+
+def shape_id(shape: tuple) -> str:
+    return f"{mmh3.hash64(msgspec.msgpack.encode(shape), signed=False)[0]:016x}"
+
+
+class ParamObs(msgspec.Struct, array_like=True, gc=False):
+    """What a cluster's URLs showed of each parameter name (table ``pobs``, by cluster)."""
+
+    site: str
+    blind: int = 0  # URLs without a query that came before any was observed (path unknown)
+    paths: dict[str, int] = {}  # address (site NUL path) -> URLs observed with it
+    seen: dict[str, list] = {}  # address NUL name -> [URLs with it, up to MAX_VALUES values]
+    varied: list[str] = []  # "site NUL name" it counts as evidence for (once each)
+    noisy: bool = False  # too many paths: evidence withdrawn, nothing more observed
+
+
+class ParamEv(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One name on one site (table ``pev``, key ``site NUL name``)."""
+
+    n: int = 0  # clusters in the window in which it varied
+    hosts: list[str] = []  # where it varied: the rule's scope
+    status: str = CANDIDATE  # candidate, active, vetoed
+    version: int = 0  # last published version
+    updated: float = 0.0
+    pub: list[str] = []  # hosts as last published
+    support: int = 0  # n as last published
+    target: str = ""  # a pair of hosts: the one the other moves to, while active
+    shape: str = ""  # its values' token shape when it first varied (a second transfer class)
+    # the first two values it varied with (BARE for ``?name``): one_value; state written
+    # before this field reads as none, and its names are judged as they were then
+    values: list[str] = []
+
+
+class ScopeRec(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One every-host name (table ``pevery``, key the name)."""
+
+    status: str = RETIRED
+    version: int = 0
+    updated: float = 0.0
+    support: int = 0  # sites that dropped it, when last published
+    except_hosts: list[str] = []  # hosts of the sites that vetoed it, sorted
+    full: bool = False  # more than MAX_EXCEPT hosts vetoed it: never of every host (bounded state)

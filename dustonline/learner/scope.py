@@ -29,25 +29,12 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import msgspec
-
 from ..hashing import short_id
 from ..rules.ruleset import ACTIVE, EVERY_HOST, RETIRED, Rule
 from ..state.store import Store
 from .changes import RuleChanges
 from .lifecycle import Clock
-
-
-class ScopeRec(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One every-host name (table ``pevery``, key the name)."""
-
-    status: str = RETIRED
-    version: int = 0
-    updated: float = 0.0
-    support: int = 0  # sites that dropped it, when last published
-    except_hosts: list[str] = []  # hosts of the sites that vetoed it, sorted
-    full: bool = False  # more than MAX_EXCEPT hosts vetoed it: never of every host (bounded state)
-
+from .records import ScopeRec
 
 MAX_EXCEPT = 1024  # excepted hosts kept per name; a name vetoed on more is no rule of every host
 
