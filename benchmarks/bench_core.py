@@ -8,6 +8,9 @@
    (reading, parsing, learning, RocksDB state): events/s and the child's peak RSS.
    Its rate is printed as a ratio to ``w3lib.url.canonicalize_url`` on the stream's
    distinct URLs, timed just before and just after it.
+   With ``--pure-too`` it runs again on the pure-Python modules (DUSTONLINE_PURE_PYTHON=1,
+   setup.py says what the install compiles), between its own two reference timings, and
+   prints the compiled build's speed-up and whether the two learned the same rules.
 3. The learned rules canonicalize the same URLs (with Python's ``re``, and with RE2 when
    the ``re2`` extra is installed), against w3lib again, and the ratios are printed.
 Figures are printed, never asserted: speed is measured here, not in tests.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -29,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def child_learn(events: str, rules_out: str, state: str) -> None:
+    from dustonline import _compiled
     from dustonline.config import Config
     from dustonline.rules.ruleset import write_rules
     from dustonline.runner import LearnRun
@@ -42,7 +47,14 @@ def child_learn(events: str, rules_out: str, state: str) -> None:
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
-            {"events": s["events"], "seconds": secs, "peak_mib": peak_kib / 1024, "summary": s, "rejected": dlq.total}
+            {
+                "events": s["events"],
+                "seconds": secs,
+                "peak_mib": peak_kib / 1024,
+                "summary": s,
+                "rejected": dlq.total,
+                "modules": _compiled.status,
+            }
         )
     )
 
@@ -74,6 +86,7 @@ def main() -> None:
     ap.add_argument("--sites", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--keep", metavar="DIR", help="keep the stream and rules here")
+    ap.add_argument("--pure-too", action="store_true", help="learn again on the pure-Python modules and compare")
     ap.add_argument("--child", nargs=3, metavar=("EVENTS", "RULES", "STATE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -106,20 +119,28 @@ def main() -> None:
                 urls.append(u)
     urls = urls[:300_000]
 
-    state = work / "state"
     import shutil
 
-    shutil.rmtree(state, ignore_errors=True)  # a kept directory must not resume old state
-    # the reference on both sides of the learner run: this machine's speed drifts, and the
-    # learner's rate is read against the two (their spread shows how much it drifted)
-    ref_before = timed(canonicalize_url, urls)
-    cmd = [sys.executable, __file__, "--child", str(events), str(rules), str(state)]
-    res = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1])
-    ref_after = timed(canonicalize_url, urls)
+    def learn(rules_out: Path, pure: bool) -> tuple[dict, float, float]:
+        """The learner in a child process, with the reference timed on both sides (this
+        machine's speed drifts; their spread shows how much)."""
+        state = work / ("state-pure" if pure else "state")
+        shutil.rmtree(state, ignore_errors=True)  # a kept directory must not resume old state
+        env = {k: v for k, v in os.environ.items() if k != "DUSTONLINE_PURE_PYTHON"}
+        if pure:
+            env["DUSTONLINE_PURE_PYTHON"] = "1"
+        before = timed(canonicalize_url, urls)
+        cmd = [sys.executable, __file__, "--child", str(events), str(rules_out), str(state)]
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+        after = timed(canonicalize_url, urls)
+        return json.loads(out.strip().splitlines()[-1]), before, after
+
+    res, ref_before, ref_after = learn(rules, pure=False)
     ref_learn = (ref_before * ref_after) ** 0.5
     rate = res["events"] / res["seconds"]
     s = res["summary"]
     print("\n== learner (dustonline learn: read + parse + learn + RocksDB state, one process, one core)")
+    print(f"modules          {res['modules']}")
     print(f"events           {res['events']:,}")
     print(f"time             {res['seconds']:.1f} s")
     print(f"throughput       {rate:,.0f} events/s")
@@ -130,6 +151,18 @@ def main() -> None:
         f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  "
         f"candidates {s['candidates']:,}  active rules {s['active_rules']:,}"
     )
+    if args.pure_too:
+        pure_rules = work / "rules-pure.jsonl"
+        pres, pb, pa = learn(pure_rules, pure=True)
+        prate = pres["events"] / pres["seconds"]
+        print("\n== the same, pure-Python modules (DUSTONLINE_PURE_PYTHON=1)")
+        print(f"modules          {pres['modules']}")
+        print(f"throughput       {prate:,.0f} events/s")
+        print(f"w3lib reference  {pb:,.0f} URLs/s before, {pa:,.0f} after")
+        print(f"ratio            {prate / (pb * pa) ** 0.5:.3f}   events/s per w3lib URL/s")
+        print(f"peak memory      {pres['peak_mib']:,.0f} MiB")
+        same = pure_rules.read_bytes() == rules.read_bytes()
+        print(f"compiled / pure  {rate / prate:.2f}x   rules byte-identical: {'yes' if same else 'NO'}")
 
     rs = RuleSet.load(rules)
     ours = timed(rs.canonicalize, urls)

@@ -8,7 +8,10 @@ Typical use:
     RuleSet(learner.rules()).canonicalize("http://www.example.com/a?sid=9f3a")
 """
 
-from . import _moved
+from . import (
+    _compiled,  # noqa: F401  (first: it decides where the modules below load from)
+    _moved,
+)
 from .config import Config, ConfigError, load_config
 from .events import BadEvent, FetchEvent
 from .learner.online import OnlineLearner

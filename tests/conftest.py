@@ -58,3 +58,31 @@ def chromium() -> Path:
         return browser.chromium_path()
     except browser.ChromiumMissing as e:
         pytest.fail(str(e))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A test marked ``pure_python`` instruments the learner's internals (it patches a
+    method or a module function to watch it), which compiled modules do not allow. Where
+    the learner runs compiled (setup.py), it runs in a child pytest on the pure-Python
+    modules (DUSTONLINE_PURE_PYTHON=1): the same source, and test_compiled.py checks that
+    both builds learn the same rules."""
+    from dustonline import _compiled
+
+    if pyfuncitem.get_closest_marker("pure_python") is None or not _compiled.status.startswith("compiled"):
+        return None
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pure-python-") as tmp:  # not the parent's basetemp, which it would prune
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", tmp, pyfuncitem.nodeid],
+            env={**os.environ, _compiled.PURE_ENV: "1"},
+            cwd=pyfuncitem.config.rootpath,
+            capture_output=True,
+            text=True,
+        )
+    if r.returncode != 0:
+        pytest.fail(f"on the pure-Python modules:\n{r.stdout[-6000:]}\n{r.stderr[-2000:]}", pytrace=False)
+    return True

@@ -1,6 +1,7 @@
 """Cross-cluster generalization: shapes, slots freed past Card_set, state round trips."""
 
 import msgspec
+import pytest
 
 from dustonline.learner.align import linear_alignment
 from dustonline.learner.generalize import Group, contribution
@@ -156,6 +157,7 @@ def test_variant_tokens_between_delimiters_are_one_part_of_the_observed_values()
     assert rule.apply("http://s.com/fw/3.83.4/orb.css") is None
 
 
+@pytest.mark.pure_python
 def test_the_render_cache_never_serves_a_stale_rule(monkeypatch):
     """Rendering is cached by the group's revision: every change a rendered rule depends
     on must bump it. A new value of a fixed segment in a free optional slot did not, so an

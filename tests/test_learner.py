@@ -508,6 +508,7 @@ def test_a_sample_is_kept_as_urls_and_aligned_when_rules_are_derived():
         assert msgspec.json.encode(old.contrib) == msgspec.json.encode(cl.contrib)
 
 
+@pytest.mark.pure_python
 def test_a_cluster_that_reads_as_before_is_not_aligned_again(monkeypatch):
     """A host's new names re-derive every cluster of the host, and most read as before:
     those keep what they taught without an alignment. One whose sample reads otherwise

@@ -13,7 +13,7 @@ from warcio.warcwriter import WARCWriter
 from dustonline import FetchEvent, OnlineLearner, rocks_store
 from dustonline.config import config_from_dict
 from dustonline.events.readers import read_events
-from dustonline.learner.clusters import PendingRedirects, url_key
+from dustonline.learner.clusters import PER_TARGET, PendingRedirects, url_key
 from dustonline.rules.urls import host_of
 from dustonline.state.store import memory_store
 
@@ -184,7 +184,7 @@ def test_pending_table_is_bounded():
     assert p.take("https://s.com/0", 0) == []
     for i in range(20):  # at most PER_TARGET sources wait for one target
         p.add(f"http://s.com/a{i}", "https://s.com/a", T0 + 200)
-    assert len(p.take("https://s.com/a", 0)) == PendingRedirects.PER_TARGET
+    assert len(p.take("https://s.com/a", 0)) == PER_TARGET
 
 
 def test_checkpoint_and_restart_with_pairs_pending(tmp_path):

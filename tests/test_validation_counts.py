@@ -52,6 +52,7 @@ def test_counts_equal_a_count_from_scratch_at_every_derivation(events):
     assert checked > 100
 
 
+@pytest.mark.pure_python
 def test_rekeying_renamed_hosts_counts_what_a_recount_of_every_host_counts(events):
     """When a host's names or moves change, only its URLs move to their new keys
     (counts.rekey); a learner that resets and back-fills every host of each rule instead

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
+from ..rules.urls import lower
 from .tokenize import token_type, tokenize
 
 GAP = ""
@@ -72,7 +73,7 @@ _TOKEN_KEYS: dict[str, tuple] = {}
 def _token_key(t: str) -> tuple:
     k = _TOKEN_KEYS.get(t)
     if k is None:
-        low = t.lower()
+        low = lower(t)
         k = (frozenset((low,)), _TYPE_BITS[token_type(low)], low)
         if len(_TOKEN_KEYS) < 1 << 16:
             _TOKEN_KEYS[t] = k
@@ -98,7 +99,7 @@ def _keys(c: Consensus) -> list[tuple]:
         if len(toks) == 1:
             out.append(_token_key(toks.pop()))
             continue
-        low = frozenset(t.lower() for t in toks)
+        low = frozenset(lower(t) for t in toks)
         bits = 0
         for t in low:
             bits |= _TYPE_BITS[token_type(t)]

@@ -336,6 +336,9 @@ class ClusterIndex:
             del self.digests[digest_of_cluster]  # (a cluster's own digest has no entry)
 
 
+PER_TARGET = 8  # sources that wait for one redirect target (PendingRedirects)
+
+
 class PendingRedirects:
     """Redirects whose target the learner does not hold yet (table ``redirect``: target URL
     -> [[source URL, event time], ...]). A 3xx usually comes just before its target's
@@ -345,8 +348,6 @@ class PendingRedirects:
     restarted learner resolves the same pairs. Every new URL asks whether it is a
     target: the target URLs are also kept in a set, read back at open, which answers
     that without a store lookup (a key filter would cost 4 MiB, whatever the size)."""
-
-    PER_TARGET = 8
 
     def __init__(self, store: Store, max_pairs: int = 50_000):
         self.table = store.table("redirect", keep=False)
@@ -362,7 +363,7 @@ class PendingRedirects:
 
     def add(self, src: str, dst: str, ts: float) -> None:
         pairs = (self.table.get(dst) or []) if dst in self.targets else []
-        if len(pairs) >= self.PER_TARGET or any(s == src for s, _ in pairs):
+        if len(pairs) >= PER_TARGET or any(s == src for s, _ in pairs):
             return
         if self.count >= self.max_pairs:
             self._drop_oldest(self.max_pairs // 2)

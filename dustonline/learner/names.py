@@ -45,7 +45,7 @@ from ..rules.params import (
     sorted_query,
     to_https,
 )
-from ..rules.urls import escapes_normalized, split_authority
+from ..rules.urls import escapes_normalized, lower, split_authority
 
 SCHEME = "=scheme"  # the scheme as a name: no query parameter's name holds "="
 HOST = "=host"  # the host as a name (observed)
@@ -176,7 +176,7 @@ def transfer_class(name: str) -> str:
 
 
 def scheme_of(url: str) -> str | None:
-    head = url[:8].lower()
+    head = lower(url[:8])
     return "https" if head.startswith("https://") else "http" if head.startswith("http://") else None
 
 

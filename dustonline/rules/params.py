@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .urls import escapes_normalized
+from .urls import escapes_normalized, lower
 
 BARE = "\x00"  # the value of a query part without "=": ``?a`` and ``?a=`` are different URLs
 
@@ -63,7 +63,7 @@ def drop_params(url: str, names: Collection[str]) -> str:
 def to_https(url: str) -> str:
     """``url`` with an ``http`` scheme (any letter case) read as ``https``: what a scheme
     rule (``Rule.canonical_scheme``) does on its hosts before rewrite rules apply."""
-    if url[:7].lower() == "http://":
+    if lower(url[:7]) == "http://":
         return "https://" + url[7:]
     return url
 

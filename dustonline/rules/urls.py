@@ -9,6 +9,14 @@ from __future__ import annotations
 import functools
 import re
 import stringprep
+from collections.abc import Callable
+
+# CPython's str.lower, called as a function. In a module compiled by mypyc (setup.py),
+# ``s.lower()`` runs mypyc's own lowering, which before Python 3.13 lacks Unicode's
+# final-sigma rule ("ΑΣ" is "ας" in CPython, "ασ" compiled): keys would then differ
+# between the two builds, and from the Java client's. tests/test_compiled.py keeps
+# ``.lower()`` out of the compiled modules.
+lower: Callable[[str], str] = str.lower
 
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})?")
@@ -38,11 +46,11 @@ def host_of(url: str) -> str:
         auth = auth[at + 1 :]
     if auth.startswith("["):
         end = auth.find("]")
-        return auth[: end + 1].lower() if end > 0 else auth.lower()
+        return lower(auth[: end + 1]) if end > 0 else lower(auth)
     colon = auth.find(":")
     if colon >= 0:
         auth = auth[:colon]
-    host = auth.lower().rstrip(".")
+    host = lower(auth).rstrip(".")
     return host if host.isascii() else _idna(host)  # a_label, without a call per URL
 
 
@@ -110,7 +118,7 @@ def _pct_fix(m: re.Match) -> str:
 
 
 def _hostport(hostport: str, scheme: str) -> str:
-    hostport = hostport.lower()
+    hostport = lower(hostport)
     if hostport.startswith("["):
         end = hostport.find("]")
         host, rest = (hostport[: end + 1], hostport[end + 1 :]) if end > 0 else (hostport, "")
@@ -144,7 +152,7 @@ def light_normalize(url: str) -> str:
     scheme, auth, rest = split_authority(url)
     if not scheme:
         return url
-    scheme = scheme.lower()
+    scheme = lower(scheme)
     at = auth.rfind("@")
     userinfo, hostport = (auth[: at + 1], auth[at + 1 :]) if at >= 0 else ("", auth)
     hostport = _hostport(hostport, scheme)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from mypy_extensions import mypyc_attr
 from sortedcontainers import SortedDict
 
 from .keyfilter import KeyFilter
@@ -205,6 +206,7 @@ def _prefix_end(prefix: bytes) -> bytes | None:
     return p[:-1] + bytes([p[-1] + 1]) if p else None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the worker's Faust table backend (stream/state.py)
 class _Backend:
     def get(self, key: bytes) -> bytes | None: ...
     def write(self, prefix: bytes, pending: dict[str, Any], deleted: Any, encode) -> None:
