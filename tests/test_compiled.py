@@ -125,3 +125,22 @@ def test_compiled_modules_lower_text_as_cpython_does():
                 calls.append(f"{rel}:{node.lineno}")
     assert calls == [], "call rules.urls.lower(s) instead of s.lower() in compiled modules"
     assert lower("vazΣߩ") == "vazςߩ" == "vazΣߩ".lower()
+
+
+def test_the_build_has_what_mypyc_type_checks():
+    """mypyc type-checks what the compiled modules import, in pip's isolated build
+    environment: a dependency missing from [build-system] requires is a type error there,
+    and the install silently falls back to pure Python (a fresh clone did)."""
+    import re
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+    def names(reqs):
+        return {re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0].lower().replace("_", "-") for r in reqs}
+
+    build, runtime = names(meta["build-system"]["requires"]), names(meta["project"]["dependencies"])
+    # not imported by anything the compiled modules import (mypy would fail without them)
+    unseen = {"kafka-python", "tqdm", "warcio"}
+    assert {"mypy", "types-pyyaml"} <= build
+    assert runtime - unseen <= build, runtime - unseen - build
