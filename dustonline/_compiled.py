@@ -47,12 +47,16 @@ def why_not(root: Path, manifest: dict, env: str = "") -> tuple[str | None, bool
             "rebuild with `pip install -e .` (or set DUSTONLINE_COMPILE=0 when installing)",
             True,
         )
-    if not any(
-        p.name.endswith(sfx)
-        for sfx in importlib.machinery.EXTENSION_SUFFIXES
-        for p in root.glob(manifest["library"] + ".*")
-    ):
-        return "the compiled library did not build (no C compiler?)", False
+    # the shared library and each module's own entry point, built for this interpreter:
+    # one missing would leave a Python copy of a module beside the compiled one
+    built = [manifest["library"], *(rel[:-3] for rel in manifest["sources"])]
+    missing = [
+        name
+        for name in built
+        if not any((root / (name + sfx)).is_file() for sfx in importlib.machinery.EXTENSION_SUFFIXES)
+    ]
+    if missing:
+        return f"{missing[0]} did not build for this Python (no C compiler?)", False
     return None, False
 
 

@@ -29,7 +29,8 @@ def _tree(tmp_path: Path, library: bool = True) -> tuple[Path, dict]:
         (root / rel).write_text(text)
         sources[rel] = hashlib.sha256(text.encode()).hexdigest()
     if library:
-        (root / ("_native__mypyc" + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"")
+        for name in ("_native__mypyc", "learner/a", "hashing"):
+            (root / (name + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"")
     return root, {"library": "_native__mypyc", "sources": sources}
 
 
@@ -52,7 +53,10 @@ def test_pure_python_on_request_and_without_the_library(tmp_path):
     assert _compiled.why_not(root, manifest, env="1") == ("DUSTONLINE_PURE_PYTHON=1", False)
     root, manifest = _tree(tmp_path / "b", library=False)
     reason, stale = _compiled.why_not(root, manifest)
-    assert "did not build" in reason and not stale
+    assert "_native__mypyc did not build" in reason and not stale
+    root, manifest = _tree(tmp_path / "c")
+    (root / ("hashing" + importlib.machinery.EXTENSION_SUFFIXES[0])).unlink()  # one module's entry point
+    assert "hashing did not build" in _compiled.why_not(root, manifest)[0]
 
 
 def test_the_fallback_finds_every_listed_module_as_its_source(tmp_path):
