@@ -24,7 +24,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from . import __version__
+from . import __version__, _compiled
 from .config import ConfigError, load_config
 from .console import progress_bar, tune_gc  # noqa: F401  (stream/cli.py uses both)
 from .rules.export import FORMATS as EXPORT_FORMATS
@@ -50,7 +50,10 @@ def _parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="dustonline", description="Online learner of URL canonicalization (DUST) rules.")
     p.add_argument(
-        "--version", action="version", version=f"dustonline {__version__}", help="print the version and exit"
+        "--version",
+        action="version",
+        version=f"dustonline {__version__} ({_compiled.status})",
+        help="print the version, and whether the learner runs compiled (setup.py), and exit",
     )
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 

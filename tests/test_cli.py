@@ -166,7 +166,9 @@ def test_learn_derives_rules_from_the_tail_of_a_short_stream(tmp_path):
 
 def test_version():
     p = run("--version")
-    assert p.stdout == f"dustonline {dustonline.__version__}\n"
+    from dustonline import _compiled
+
+    assert p.stdout == f"dustonline {dustonline.__version__} ({_compiled.status})\n"  # compiled or why not
     assert version("dustonline") == dustonline.__version__, (
         "the installed metadata is of another version: reinstall (pip install -e .)"
     )
