@@ -84,7 +84,7 @@ def test_the_install_is_compiled_where_a_compiler_is():
     assert not online.__file__.endswith(".py")
 
 
-def _learn(tmp_path: Path, name: str, pure: bool) -> bytes:
+def _learn(tmp_path: Path, name: str, pure: bool, inputs: tuple[Path, ...] = (SAMPLE,)) -> bytes:
     env = {k: v for k, v in os.environ.items() if k != _compiled.PURE_ENV}
     if pure:
         env[_compiled.PURE_ENV] = "1"
@@ -93,7 +93,7 @@ def _learn(tmp_path: Path, name: str, pure: bool) -> bytes:
         "import sys, dustonline._compiled as c, dustonline.cli as cli; print(c.status, file=sys.stderr); "
         "sys.exit(cli.main(sys.argv[1:]))"
     )
-    args = [sys.executable, "-c", code, "learn", str(SAMPLE), "--rules-out", str(out), "--quiet"]
+    args = [sys.executable, "-c", code, "learn", *map(str, inputs), "--rules-out", str(out), "--quiet"]
     r = subprocess.run(
         [*args, "--dead-letter", str(tmp_path / f"{name}-dl.jsonl")], env=env, capture_output=True, text=True
     )
@@ -148,3 +148,17 @@ def test_the_build_has_what_mypyc_type_checks():
     unseen = {"kafka-python", "tqdm", "warcio"}
     assert {"mypy", "types-pyyaml"} <= build
     assert runtime - unseen <= build, runtime - unseen - build
+
+
+def test_compiled_and_pure_python_learn_the_same_rules_on_real_crawls(tmp_path, real_data):
+    """The same on crawls nobody here generated: the Heritrix crawls (bbc.co.uk and UK
+    news sites; IDN hosts) and the CDX index, in one run."""
+    if not _compiled.status.startswith("compiled"):
+        pytest.skip(f"nothing to compare: {_compiled.status}")
+    inputs = tuple(
+        real_data / f
+        for f in ("ukwa-bbc-crawl.log", "heritrix1-idna-crawl.log", "heritrix1-crawl-9.log", "archiveit-index-2.cdx")
+    )
+    compiled, pure = _learn(tmp_path, "compiled", False, inputs), _learn(tmp_path, "pure", True, inputs)
+    assert compiled.count(b"\n") > 10
+    assert compiled == pure
