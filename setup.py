@@ -50,8 +50,22 @@ def kernels() -> list[Extension]:
     return [Extension("dustonline._kernels", ["dustonline/_kernels.c"], optional=True)]
 
 
+def remove_compiled_modules() -> None:
+    """An in-place (editable) build leaves each compiled module beside its source, where it
+    shadows the source for good: once the module leaves ``COMPILED``, or the install is
+    pure Python, a stale one would still be imported. So every extension module beside a
+    ``.py`` file goes before each build, with their shared library, and the build adds back
+    what it compiles."""
+    library = GROUP.split(".")[-1] + "__mypyc"
+    for path in (ROOT / "dustonline").rglob("*"):
+        stem = path.name.split(".")[0]
+        if path.suffix in (".so", ".pyd") and (stem == library or path.with_name(stem + ".py").is_file()):
+            path.unlink()
+
+
 def compiled() -> list[Extension]:
     MANIFEST.unlink(missing_ok=True)
+    remove_compiled_modules()
     if os.environ.get("DUSTONLINE_COMPILE", "1") == "0":
         return []
     try:
