@@ -24,21 +24,22 @@ from setuptools import Extension, setup
 ROOT = Path(__file__).resolve().parent
 GROUP = "dustonline._native"  # the shared library: dustonline/_native__mypyc.*.so
 
-# Modules that hold msgspec structs (learner/records.py, rules/ruleset.py, events/,
-# state/durable.py), protocols or subclasses of an uncompiled class (learner/memo.py) stay
-# Python: mypyc would make their classes native ones.
+# Modules that hold msgspec structs (learner/records.py, rules/rule.py, events/,
+# state/durable.py) or protocols stay Python: mypyc would make their classes native ones.
+# rules/pattern.py does not compile (dataclasses with fields annotated ``object``).
 COMPILED = sorted(
     [
         *(
             f"dustonline/learner/{p.name}"
             for p in (ROOT / "dustonline/learner").glob("*.py")
-            if p.name not in ("__init__.py", "records.py", "protocol.py", "memo.py")
+            if p.name not in ("__init__.py", "records.py", "protocol.py")
         ),
         "dustonline/state/chunklog.py",
         "dustonline/state/keyfilter.py",
         "dustonline/state/store.py",
         "dustonline/rules/book.py",
         "dustonline/rules/params.py",
+        "dustonline/rules/ruleset.py",
         "dustonline/rules/urls.py",
         "dustonline/hashing.py",
     ]

@@ -16,8 +16,6 @@ class MemoRule(CompiledRule):
     """A compiled rule whose ``apply`` remembers its outputs (``fullmatch``, ``rule`` and
     ``ngroups`` are the rule's own)."""
 
-    __slots__ = ("_of", "_out", "_owner")
-
     def __init__(self, cr: CompiledRule, owner: Memos):  # no super().__init__: nothing to compile
         self._of, self._owner = cr, owner
         self.rule, self.fullmatch, self.ngroups = cr.rule, cr.fullmatch, cr.ngroups
@@ -34,8 +32,6 @@ class MemoRule(CompiledRule):
 class Memos:
     """One ``MemoRule`` per rule: the same object each time, so within a pass lists of them
     compare equal exactly when the lists of the rules do (keycheck.set_gain)."""
-
-    __slots__ = ("_by", "size", "limit")
 
     def __init__(self, limit: int = 1 << 62) -> None:
         self._by: dict[int, MemoRule] = {}  # id() is unique: each MemoRule keeps its rule alive

@@ -30,58 +30,15 @@ import msgspec
 from .params import applied_edits, apply_edits, check_edit, drop_params, query_pairs, to_host, to_https
 from .pattern import PatternError, to_re2
 from .pattern import check as check_pattern
-from .urls import a_label, host_of, light_normalize, site_of_host
+from .rule import ACTIVE as ACTIVE  # re-exported: where the rest of the package reads them
+from .rule import APPLIERS
+from .rule import EVERY_HOST as EVERY_HOST
+from .rule import RETIRED as RETIRED
+from .rule import Rule as Rule
+from .urls import a_label, host_of, light_normalize, lower, site_of_host
 
-ACTIVE, RETIRED = "active", "retired"
-EVERY_HOST = "*"  # ``Rule.hosts == ["*"]``: a parameter rule of every host but ``except_hosts``
 _HOST_CACHE = 1 << 16  # hosts whose parameter rules, with the every-host ones, are kept
 log = logging.getLogger("dustonline.rules")
-
-
-class Rule(msgspec.Struct, kw_only=True):
-    id: str
-    hosts: list[str]
-    context: str
-    transformation: str
-    support: int = 0
-    fpr: float = 0.0
-    freq: int = 0
-    version: int = 1
-    status: str = ACTIVE
-    updated: float = 0.0
-    # a parameter rule (rules/params.py): the query parameter of this name is dropped on
-    # ``hosts`` before rewrite rules apply; context and transformation are then empty, so
-    # a reader that predates the field holds a rule that matches nothing. Left out of the
-    # record when unset: rewrite rules encode as they always did.
-    drop_param: str | msgspec.UnsetType = msgspec.UNSET
-    # a scheme rule: on ``hosts``, http and https serve the same pages, and URLs are read
-    # with this scheme (only "https") before rewrite rules apply; left out when unset
-    canonical_scheme: str | msgspec.UnsetType = msgspec.UNSET
-    # a host rule: the URLs of ``hosts`` are the same pages on this host (``www.x.com`` ->
-    # ``x.com``, a numbered CDN host -> its peer), and are read on it before anything else
-    # applies, with that host's rules; left out when unset
-    canonical_host: str | msgspec.UnsetType = msgspec.UNSET
-    # a path-edit rule: on ``hosts``, URLs are read with this edit (``trailing-slash``,
-    # ``empty-query``, ``bare-tokens``, ``last-segment:<literal>``, rules/params.py ``apply_edits``) after
-    # the parameter rules and before rewrite rules; left out when unset
-    normalize: str | msgspec.UnsetType = msgspec.UNSET
-    # the version of the record format (docs/rule.schema.json); absent means 1, and the
-    # writer leaves it out at 1 so rules files stay as they were. A reader refuses a record
-    # of a version it does not know (``check_format``): its fields may mean something else.
-    format: int | msgspec.UnsetType = msgspec.UNSET
-    # a parameter rule whose ``hosts`` is ``["*"]`` (``EVERY_HOST``) applies on every host
-    # but these: a name proven on many sites, vetoed where a site's pages depend on it. A
-    # reader that predates the field holds a rule of a host ``*`` that matches no URL.
-    except_hosts: list[str] | msgspec.UnsetType = msgspec.UNSET
-
-    def compile(self, check: bool = False, engine: str = "python") -> CompiledRule:
-        """``check``: refuse what docs/formats.md does not admit (rules from outside).
-        ``engine``: what applies the context, ``python`` (``re``) or ``re2`` (RE2CompiledRule)."""
-        if engine == "python":
-            return CompiledRule(self, check)
-        if engine == "re2":
-            return RE2CompiledRule(self, check)
-        raise ValueError(f"unknown engine {engine!r}, choose from {', '.join(ENGINES)}")
 
 
 class RuleError(ValueError):
@@ -98,8 +55,6 @@ class CompiledRule:
     uses, so applying a rule is one full match and one format (the learner calls this for
     every validation URL against every candidate of its host). Rules with value conversions
     get a slower pick of their own; plain rules keep the itemgetter path unchanged."""
-
-    __slots__ = ("rule", "fullmatch", "ngroups", "_fmt", "_pick")
 
     def __init__(self, rule: Rule, check: bool = False):
         self.rule = rule
@@ -171,8 +126,6 @@ class RE2CompiledRule(CompiledRule):
     class is called directly: ``re2.compile(...).fullmatch`` costs about 3x more per call
     in its Python wrapper (str offsets recomputed for every match)."""
 
-    __slots__ = ("_match", "_both")
-
     def __init__(self, rule: Rule, check: bool = False):
         super().__init__(rule, check)
         RE2, self._both, Options = _re2_engine()
@@ -198,6 +151,8 @@ class RE2CompiledRule(CompiledRule):
         # RE2 reads UTF-8 code points: every span starts and ends on a character
         return self._fmt % self._pick(tuple("" if i < 0 else b[i:j].decode() for i, j in spans[1:]))
 
+
+APPLIERS["python"], APPLIERS["re2"] = CompiledRule, RE2CompiledRule  # Rule.compile
 
 #: the rule record formats this reader knows (``Rule.format``; absent is 1)
 FORMATS = (1,)
@@ -243,7 +198,7 @@ def _admit(rule: Rule) -> None:
         raise RuleError(f"rule {rule.id}: context refused: {e}", "unsafe-context", rule.id) from None
     host = _literal_host(rule.transformation)
     if host is not None:
-        sites = {site_of_host(h.lower().rstrip(".")) for h in rule.hosts}
+        sites = {site_of_host(lower(h).rstrip(".")) for h in rule.hosts}
         if site_of_host(host) not in sites:
             raise RuleError(
                 f"rule {rule.id}: transformation leads to host {host!r}, not on the sites of its hosts",
@@ -267,7 +222,7 @@ def _admit_host_rule(rule: Rule) -> None:
         )
     site = site_of_host(target)
     for h in rule.hosts:
-        h = h.lower().rstrip(".")
+        h = lower(h).rstrip(".")
         if h == target or site_of_host(h) != site:
             raise RuleError(
                 f"rule {rule.id}: canonical_host {target!r} is not another host of the site of {h!r}",
@@ -386,7 +341,7 @@ def is_every_host(rule: Rule) -> bool:
 
 def excepted_hosts(rule: Rule) -> frozenset[str]:
     """A rule of every host's excepted hosts as hosts are compared: lowered, A-labels."""
-    return frozenset(a_label(h.lower()) for h in rule.except_hosts or ())
+    return frozenset(a_label(lower(h)) for h in rule.except_hosts or ())
 
 
 def rule_order(rule: Rule) -> tuple:
@@ -476,16 +431,16 @@ class RuleSet:
                 continue
             for h in cr.rule.hosts:
                 if cr.rule.canonical_host:
-                    moves.setdefault(a_label(h.lower()), cr.rule)
+                    moves.setdefault(a_label(lower(h)), cr.rule)
                 elif cr.rule.normalize:
-                    edits.setdefault(a_label(h.lower()), {}).setdefault(cr.rule.normalize, cr.rule)
+                    edits.setdefault(a_label(lower(h)), {}).setdefault(cr.rule.normalize, cr.rule)
                 elif name:
-                    drops.setdefault(a_label(h.lower()), {}).setdefault(name, cr.rule)
+                    drops.setdefault(a_label(lower(h)), {}).setdefault(name, cr.rule)
                 elif scheme:
                     if scheme == "https":  # the one scheme rule there is; others are left out
-                        https.setdefault(a_label(h.lower()), cr.rule)
+                        https.setdefault(a_label(lower(h)), cr.rule)
                 else:
-                    by_host.setdefault(a_label(h.lower()), []).append(cr)
+                    by_host.setdefault(a_label(lower(h)), []).append(cr)
         self._by_host = by_host
         self._drops = drops
         self._https = https
