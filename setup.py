@@ -23,6 +23,7 @@ from setuptools import Extension, setup
 
 ROOT = Path(__file__).resolve().parent
 GROUP = "dustonline._native"  # the shared library: dustonline/_native__mypyc.*.so
+LIBRARY = GROUP.split(".")[-1] + "__mypyc"  # its file name, beside the sources
 
 # Modules that hold msgspec structs (learner/records.py, rules/rule.py, events/,
 # state/durable.py) or protocols stay Python: mypyc would make their classes native ones.
@@ -57,10 +58,9 @@ def remove_compiled_modules() -> None:
     pure Python, a stale one would still be imported. So every extension module beside a
     ``.py`` file goes before each build, with their shared library, and the build adds back
     what it compiles."""
-    library = GROUP.split(".")[-1] + "__mypyc"
     for path in (ROOT / "dustonline").rglob("*"):
         stem = path.name.split(".")[0]
-        if path.suffix in (".so", ".pyd") and (stem == library or path.with_name(stem + ".py").is_file()):
+        if path.suffix in (".so", ".pyd") and (stem == LIBRARY or path.with_name(stem + ".py").is_file()):
             path.unlink()
 
 
@@ -82,7 +82,7 @@ def compiled() -> list[Extension]:
     for ext in exts:
         ext.optional = True  # no compiler: the pure-Python modules run (_compiled.py checks)
     sources = {p[len("dustonline/") :]: hashlib.sha256((ROOT / p).read_bytes()).hexdigest() for p in COMPILED}
-    MANIFEST.write_text(json.dumps({"library": GROUP.split(".")[-1] + "__mypyc", "sources": sources}, indent=1))
+    MANIFEST.write_text(json.dumps({"library": LIBRARY, "sources": sources}, indent=1))
     return exts
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import mmh3
 import msgspec
 
-from ..rules.ruleset import RETIRED
+from ..rules.rule import RETIRED
 
 CANDIDATE = "candidate"  # a parameter name's status before it is active or vetoed (ParamEv)
 

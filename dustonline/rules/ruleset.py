@@ -103,10 +103,6 @@ class CompiledRule:
         return self._fmt % self._pick(m.groups(""))
 
 
-#: what may apply rule contexts: Python's ``re`` (always there) and RE2 (``dustonline[re2]``)
-ENGINES = ("python", "re2")
-
-
 def _re2_engine():
     """google-re2's compiled-regex class and its both-ends anchor, or an ImportError
     that names the extra to install."""
@@ -153,6 +149,8 @@ class RE2CompiledRule(CompiledRule):
 
 
 APPLIERS["python"], APPLIERS["re2"] = CompiledRule, RE2CompiledRule  # Rule.compile
+#: what may apply rule contexts: Python's ``re`` (always there) and RE2 (``dustonline[re2]``)
+ENGINES = tuple(APPLIERS)
 
 #: the rule record formats this reader knows (``Rule.format``; absent is 1)
 FORMATS = (1,)
