@@ -79,6 +79,9 @@ class Input(_Section):
 
 class Storage(_Section):
     cache_entries: int = 200_000  # read cache in front of RocksDB, per table (writes are buffered apart)
+    # and no more than this many MiB of entries as stored, per table: entries range from
+    # 30 bytes to several KiB, and Python objects take 2-10 times their stored size
+    cache_mib: float = 8.0
     # records between durable checkpoints of ``learn --state`` (state/durable.py): a killed
     # run resumes from the last one; each costs a memtable flush and a few hard links
     checkpoint_every: int = 100_000
@@ -165,6 +168,8 @@ class Config(_Section):
         _positive(problems, "window.max_urls_per_site", W.max_urls_per_site, low=10)
         _positive(problems, "input.max_url_length", In.max_url_length, low=16)
         _positive(problems, "storage.cache_entries", self.storage.cache_entries, low=1)
+        if not self.storage.cache_mib > 0:
+            problems.append(f"storage.cache_mib must be > 0, got {self.storage.cache_mib}")
         _positive(problems, "storage.checkpoint_every", self.storage.checkpoint_every, low=1)
         K = self.kafka
         for name in ("pages_topic", "rules_topic", "dlq_topic"):

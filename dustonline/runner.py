@@ -39,10 +39,11 @@ class LearnRun:
         self.fmt = fmt or cfg.input.format
         self.state = StateDir(state, partitions) if state is not None else None
         last = self.state.recover() if self.state is not None else None
-        cache = cfg.storage.cache_entries
+        S = cfg.storage
         n = partitions or 1
         self.stores: list[Store] = [
-            rocks_store(self.state.store_path(i) if self.state is not None else None, cache) for i in range(n)
+            rocks_store(self.state.store_path(i) if self.state is not None else None, S.cache_entries, S.cache_mib)
+            for i in range(n)
         ]
         self.learner: OnlineLearner | PartitionedLearner
         if partitions:

@@ -132,7 +132,9 @@ class LearnAgent:
 
     def _open(self, p: int) -> Partition:
         backend = FaustTableBackend(self.table, p)
-        learner = OnlineLearner(self.cfg, Store(backend, self.cfg.storage.cache_entries))
+        learner = OnlineLearner(
+            self.cfg, Store(backend, self.cfg.storage.cache_entries, cache_mib=self.cfg.storage.cache_mib)
+        )
         ps = self.parts[p] = Partition(p, backend, learner)
         ps.since_flush = int(learner.derivation_pending)
         # Faust resumes where this process last read, which can be past a checkpoint the

@@ -34,16 +34,26 @@ class HostURLs:
         d = {ukey[cut:]: rec.cluster for ukey, rec in self.urls.items(host + "\x00") if rec.validates}
         self.hosts[host] = d
         self.size += len(d)
-        while self.size > self.cap and len(self.hosts) > 1:
-            _, old = self.hosts.popitem(last=False)
-            self.size -= len(old)
+        self._bound(host)
         return d
+
+    def _bound(self, keep: str) -> None:
+        """Drop the least recently used hosts but ``keep`` while over ``cap`` URLs."""
+        hosts = self.hosts
+        while self.size > self.cap and len(hosts) > 1:
+            h, old = hosts.popitem(last=False)
+            if h == keep:
+                hosts[h] = old  # to the end: the next oldest goes
+            else:
+                self.size -= len(old)
 
     def add(self, host: str, url: str, cid: str) -> None:
         d = self.hosts.get(host)
         if d is not None and url not in d:
             d[url] = cid
             self.size += 1
+            if self.size > self.cap:
+                self._bound(host)
 
     def remove(self, host: str, url: str) -> None:
         d = self.hosts.get(host)

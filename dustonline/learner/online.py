@@ -62,7 +62,9 @@ from .window import Window
 class OnlineLearner(LearnerBase):
     def __init__(self, config: Config | None = None, store: Store | None = None):
         self.cfg = config or Config().check()
-        self.store = s = store if store is not None else memory_store(self.cfg.storage.cache_entries)
+        self.store = s = (
+            store if store is not None else memory_store(self.cfg.storage.cache_entries, self.cfg.storage.cache_mib)
+        )
         L, C = self.cfg.learning, self.cfg.clustering
         self.meta = s.table("meta", type=LearnerMeta)
         m = self.meta.get("learner") or LearnerMeta()

@@ -31,7 +31,7 @@ from ..state.store import memory_store
 
 def cluster_events(events: Iterable[FetchEvent], cfg: Config) -> dict[str, list[str]]:
     """Cluster id -> its distinct URLs in order of first appearance (teaching events only)."""
-    store = memory_store(cfg.storage.cache_entries)
+    store = memory_store(cfg.storage.cache_entries, cfg.storage.cache_mib)
     index = ClusterIndex(store, cfg.clustering.simhash_distance, cfg.clustering.canonical_hints)
     urls, clusters = store.table("url"), store.table("cluster")
     members: dict[str, list[str]] = {}

@@ -48,6 +48,9 @@ class Table:
         "_known",
         "_stale",
         "_retired",
+        "_budget",
+        "_mean",
+        "_limit",
     )
 
     def __init__(
@@ -59,6 +62,7 @@ class Table:
         type: Any = None,
         flush_at: int | None = None,
         filtered: bool = False,
+        cache_bytes: int = 0,
     ):
         self._b = backend
         self._prefix = name.encode() + b"\x00"
@@ -73,6 +77,13 @@ class Table:
         self._known: KeyFilter | None = None
         self._stale = 0
         self._retired: list[bytes] = []  # prefixes to range-delete after the next write
+        # The read cache holds at most ``_limit`` entries: ``cache_entries``, and no more
+        # than ``cache_bytes`` of entries as stored (``_mean`` a running estimate of an
+        # entry's stored size, from what is read and written), since one table's entries
+        # are 30 bytes and another's several KiB (in memory, 2-10 times their stored size)
+        self._budget = cache_bytes
+        self._mean = 0  # none seen yet
+        self._limit = cache_entries
         if filtered:
             self._rebuild_filter()
 
@@ -89,8 +100,10 @@ class Table:
                 raw = self._b.get(self._prefix + key.encode())
                 v = _DELETED if raw is None else self._decode(raw)
                 if self._keep:
+                    if raw is not None and self._budget:
+                        self._sized(len(raw) + len(key))
                     cache = self._cache
-                    if len(cache) >= self._cap:
+                    if len(cache) >= self._limit:
                         self._shrink()
                     cache[key] = v
         return default if v is _DELETED else v
@@ -116,6 +129,12 @@ class Table:
         if len(pending) >= self._flush_at:
             self.flush()
 
+    def _sized(self, n: int) -> None:
+        """One entry's stored size seen: the estimate moves a sixteenth of the way."""
+        m = self._mean
+        self._mean = m = max(16, n if m == 0 else m + (n - m) // 16)
+        self._limit = max(min(self._cap, 64), min(self._cap, self._budget // m))
+
     def _rebuild_filter(self) -> None:
         """The filter from the keys stored: at open, when it is full, and when deletes
         outnumber keys. Sized for a million keys or four times those stored (4 MiB a
@@ -137,10 +156,10 @@ class Table:
         return v
 
     def _shrink(self) -> None:
-        """Forget the older half of the read cache (insertion order): recent entries, the
-        likely hot ones, stay."""
+        """Forget the older entries of the read cache (insertion order) down to half its
+        limit: recent entries, the likely hot ones, stay."""
         cache = self._cache
-        for k in list(itertools.islice(cache, len(cache) // 2 + 1)):
+        for k in list(itertools.islice(cache, len(cache) - self._limit // 2)):
             del cache[k]
 
     def flush(self) -> None:
@@ -156,10 +175,14 @@ class Table:
         if not pending:
             return
         if self._keep:
+            if self._budget:
+                for k, v in itertools.islice(pending.items(), 4):  # a sample: encoding is work
+                    if v is not _DELETED:
+                        self._sized(len(_enc.encode(v)) + len(k))
             cache = self._cache
-            if len(cache) + len(pending) > self._cap:
-                self._shrink()
             cache.update(pending)
+            if len(cache) > self._limit:
+                self._shrink()
         if self._known is not None and self._stale > self._known.n // 2 + 10_000:
             self._rebuild_filter()
 
@@ -351,10 +374,13 @@ def scan_prefix(db, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
 class Store:
     """A set of named tables over one backend. ``flush`` makes everything durable."""
 
-    def __init__(self, backend: _Backend, cache_entries: int = 200_000, cleanup: str | None = None):
+    def __init__(
+        self, backend: _Backend, cache_entries: int = 200_000, cleanup: str | None = None, cache_mib: float = 0
+    ):
         self._b = backend
         self._tables: dict[str, Table] = {}
         self._cache_entries = cache_entries
+        self._cache_bytes = int(cache_mib * (1 << 20))
         self._cleanup = cleanup
 
     def table(
@@ -385,7 +411,7 @@ class Store:
                 if exact_cap
                 else min(cache_entries, self._cache_entries)
             )
-            t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at, filtered)
+            t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at, filtered, self._cache_bytes)
         return t
 
     def flush(self) -> None:
@@ -411,14 +437,14 @@ class Store:
         self.close()
 
 
-def memory_store(cache_entries: int = 200_000) -> Store:
-    return Store(_DictBackend(), cache_entries)
+def memory_store(cache_entries: int = 200_000, cache_mib: float = 0) -> Store:
+    return Store(_DictBackend(), cache_entries, cache_mib=cache_mib)
 
 
-def rocks_store(path: str | Path | None = None, cache_entries: int = 200_000) -> Store:
+def rocks_store(path: str | Path | None = None, cache_entries: int = 200_000, cache_mib: float = 0) -> Store:
     """RocksDB in ``path``; with no path a temporary directory removed on close."""
     cleanup = None
     if path is None:
         path = cleanup = tempfile.mkdtemp(prefix="dustonline-state-")
     Path(path).mkdir(parents=True, exist_ok=True)
-    return Store(_RocksBackend(str(path)), cache_entries, cleanup=cleanup)
+    return Store(_RocksBackend(str(path)), cache_entries, cleanup=cleanup, cache_mib=cache_mib)
