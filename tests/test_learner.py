@@ -282,6 +282,8 @@ def test_bad_config_fails_fast_with_the_key(tmp_path):
         config_from_dict({"learnin": {}})
     with pytest.raises(ConfigError, match="fpr_max"):
         config_from_dict({"learning": {"fpr_max": 2}})
+    with pytest.raises(ConfigError, match="storage.cache_mib must be > 0, got 0"):
+        config_from_dict({"storage": {"cache_mib": 0}})
     bad = tmp_path / "bad.yaml"
     bad.write_text("learning: [1, 2\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
