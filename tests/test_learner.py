@@ -344,6 +344,28 @@ def test_tiny_cache_gives_identical_results():
     ]
 
 
+def test_a_contribution_read_back_from_the_store_is_the_same_contribution():
+    """A cluster's contribution decoded from the store has lists where the one just
+    derived has tuples. Told apart, an unchanged contribution left its group and joined
+    it again, and the group derived its candidates at another point than in a learner
+    that kept the cluster in cache: on a held-out stream a rule became active 1,000
+    events earlier with the caches bounded in bytes (storage.cache_mib)."""
+    import msgspec
+
+    from dustonline.learner.induction import _same
+    from dustonline.learner.records import Contribution
+
+    c = Contribution(
+        shape=(("C", False), ("L", "://"), ("S", (";", "*", "=", "*"))),
+        slots=(((";jsessionid=5F94CE", ";jsessionid=8CEBA3"),),),
+        hosts=("graplamedia.se",),
+    )
+    back = msgspec.msgpack.decode(msgspec.msgpack.encode(c), type=Contribution)
+    assert back.slots != c.slots  # lists, not tuples: what the store gives back
+    assert _same(c, back) and _same(back, c)
+    assert not _same(c, msgspec.structs.replace(c, hosts=("other.se",)))
+
+
 def test_per_site_cap_evicts_earliest_urls_and_keeps_counts_exact():
     cfg = {
         "learning": {"min_freq": 5, "min_supp": 5, "holdout": 0},

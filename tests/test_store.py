@@ -265,3 +265,23 @@ def test_host_urls_stay_within_their_cap_as_urls_arrive():
     assert list(hu.hosts) == ["a.com"]
     assert hu.of("b.com") == {f"http://b.com/{i}": f"c{i}" for i in range(8)}
     assert list(hu.hosts) == ["b.com"] and hu.size == 8
+
+
+def test_a_host_loaded_again_lists_its_urls_in_arrival_order():
+    """What walks a host's URLs sees one order whether the host stayed in memory or was
+    dropped and loaded again (in key order, rules depended on the cache size)."""
+    from dustonline.learner.hosturls import HostURLs
+    from dustonline.learner.records import URLRec
+
+    s = memory_store()
+    table = s.table("url", type=URLRec)
+    hu = HostURLs(table, cap=100)
+    hu.of("a.com")
+    arrived = [f"http://a.com/{c}" for c in "zyxabc"]
+    for seq, url in enumerate(arrived):
+        table[f"a.com\x00{url}"] = URLRec(f"c{seq}", 0.0, seq, True)
+        hu.add("a.com", url, f"c{seq}")
+    assert list(hu.of("a.com")) == arrived
+    hu.hosts.clear()
+    hu.size = 0
+    assert list(hu.of("a.com")) == arrived

@@ -31,7 +31,14 @@ class HostURLs:
             self.hosts.move_to_end(host)
             return d
         cut = len(host) + 1
-        d = {ukey[cut:]: rec.cluster for ukey, rec in self.urls.items(host + "\x00") if rec.validates}
+        # in arrival order (URLRec.seq), the order ``add`` keeps: what iterates a host's
+        # URLs then sees them in one order whether the host stayed or was loaded again
+        # (in key order, a learner's rules depended on its cache size: h3-dup-heavy's
+        # rule count at one point of the curve moved once the cap held as URLs arrived)
+        recs = sorted(
+            (rec.seq, ukey[cut:], rec.cluster) for ukey, rec in self.urls.items(host + "\x00") if rec.validates
+        )
+        d = {url: cid for _, url, cid in recs}
         self.hosts[host] = d
         self.size += len(d)
         self._bound(host)

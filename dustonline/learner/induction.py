@@ -19,13 +19,18 @@ from .lifecycle import Lifecycle
 from .paramorder import one_order
 from .records import ClusterRec, Contribution, GroupRec
 
+_enc = msgspec.msgpack.Encoder().encode
+
 
 def _same(a: Contribution | None, b: Contribution | None) -> bool:
     if a is b:
         return True
     if a is None or b is None:
         return a is b
-    return msgspec.to_builtins(a) == msgspec.to_builtins(b)
+    # as stored: a contribution read back has lists where a fresh one has tuples, and
+    # to_builtins keeps both, so a cluster the cache had dropped re-applied an unchanged
+    # contribution (its group derived again, at another point than a learner that kept it)
+    return _enc(a) == _enc(b)
 
 
 class Induction:
