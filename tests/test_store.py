@@ -285,3 +285,23 @@ def test_a_host_loaded_again_lists_its_urls_in_arrival_order():
     hu.hosts.clear()
     hu.size = 0
     assert list(hu.of("a.com")) == arrived
+
+
+def test_every_rocksdb_store_of_a_process_shares_one_memory_budget(tmp_path):
+    """``learn --partitions N`` opens N stores: their memtables count against one write
+    buffer manager (and their blocks against one cache), not N times each."""
+    from dustonline.state.store import _shared_memory
+
+    _, memtables = _shared_memory()
+    a, b = rocks_store(tmp_path / "a"), rocks_store(tmp_path / "b")
+    base = memtables.get_usage()
+    for s in (a, b):
+        t = s.table("t", keep=False)
+        for i in range(2000):
+            t[f"k{i:05d}"] = "x" * 500
+        t.flush()
+        grown, base = memtables.get_usage() - base, memtables.get_usage()
+        assert grown >= 2000 * 500  # this store's memtable is counted in the shared budget
+    assert memtables.get_buffer_size() == 256 << 20
+    a.close()
+    b.close()
