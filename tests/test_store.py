@@ -269,7 +269,8 @@ def test_host_urls_stay_within_their_cap_as_urls_arrive():
 
 def test_a_host_loaded_again_lists_its_urls_in_arrival_order():
     """What walks a host's URLs sees one order whether the host stayed in memory or was
-    dropped and loaded again (in key order, rules depended on the cache size)."""
+    dropped and loaded again (it was loaded in key order), so no result can depend on
+    which hosts the cap kept."""
     from dustonline.learner.hosturls import HostURLs
     from dustonline.learner.records import URLRec
 

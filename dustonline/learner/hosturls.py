@@ -31,10 +31,9 @@ class HostURLs:
             self.hosts.move_to_end(host)
             return d
         cut = len(host) + 1
-        # in arrival order (URLRec.seq), the order ``add`` keeps: what iterates a host's
-        # URLs then sees them in one order whether the host stayed or was loaded again
-        # (in key order, a learner's rules depended on its cache size: h3-dup-heavy's
-        # rule count at one point of the curve moved once the cap held as URLs arrived)
+        # in arrival order (URLRec.seq), the order ``add`` keeps, not the table's key
+        # order: what walks a host's URLs sees one order whether the host stayed in
+        # memory or was dropped and loaded again, so results cannot depend on the cap
         recs = sorted(
             (rec.seq, ukey[cut:], rec.cluster) for ukey, rec in self.urls.items(host + "\x00") if rec.validates
         )
