@@ -84,6 +84,14 @@ def cpu_seconds(pid: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def peak_rss_mib(pid: int) -> float:
+    """A live process's peak resident set (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def embedded_rate(path: Path, cfg, partitions: int = 1) -> tuple[float, float, int]:
     """`dustonline learn`'s path (read, parse, learn, flush, checkpoint into RocksDB), with
     ``--partitions`` above 1: events per second and per CPU second, and the rules learned."""
@@ -99,10 +107,12 @@ def embedded_rate(path: Path, cfg, partitions: int = 1) -> tuple[float, float, i
     return n / secs, n / cpu, rules
 
 
-def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: int) -> tuple[float, float, dict, str]:
+def worker_rate(
+    path: Path, n_events: int, host: str, tmp: Path, args, batch: int
+) -> tuple[float, float, dict, str, float]:
     """``--workers`` workers learning the stream from a fresh topic, replayed ``batch``
     events per message: events per second, per CPU second of the workers, the partitions'
-    learner summaries summed, the first worker's metrics."""
+    learner summaries summed, the first worker's metrics, the largest worker's peak RSS."""
     n = args.workers
     # a partition read to its end derives after idle_flush_seconds of quiet: 0.2 s, not
     # the 1 s default, so the run's end waits less for what is not throughput
@@ -147,7 +157,8 @@ def worker_rate(path: Path, n_events: int, host: str, tmp: Path, args, batch: in
         rate, cpu_rate = (n_events - first) / (t_end - t_start), (n_events - first) / (c_end - c_start)
         st = partitions_state(ws)
         total = {k: sum(s[k] for s in st.values()) for k in ("active_rules", "events")}
-        return rate, cpu_rate, total, ws[0].get("/metrics")
+        peak = max(peak_rss_mib(w.proc.pid) for w in ws)
+        return rate, cpu_rate, total, ws[0].get("/metrics"), peak
     finally:
         for w in ws:
             w.stop()
@@ -165,7 +176,7 @@ def throughput(args, host: str, tmp: Path) -> None:
     )
     rows = []
     for batch in dict.fromkeys(((1,) if not args.batched_only else ()) + (args.batch,)):
-        rate, cpu_rate, st, metrics = worker_rate(path, len(events), host, tmp, args, batch)
+        rate, cpu_rate, st, metrics, peak = worker_rate(path, len(events), host, tmp, args, batch)
         ckpt = {
             line.split()[0]: float(line.split()[1])
             for line in metrics.splitlines()
@@ -178,15 +189,16 @@ def throughput(args, host: str, tmp: Path) -> None:
             )
         }
         n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
-        rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt))
+        rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt, peak))
     cfg = load_config(service_config(host, tmp, partitions=args.workers, learning={}))
     emb, emb_cpu, rules = embedded_rate(path, cfg, args.workers)
-    for batch, rate, cpu_rate, st, n_ckpt, ckpt in rows:
+    for batch, rate, cpu_rate, st, n_ckpt, ckpt, peak in rows:
         print(
             f"worker, {batch:>3} event(s)/message {rate:>9,.0f} events/s {cpu_rate:>9,.0f} per CPU s   "
             f"({st['active_rules']} active rules of the partitions, worker 1: {n_ckpt:.0f} checkpoints, "
             f"{ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
-            f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each)"
+            f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each; "
+            f"peak RSS {peak:,.0f} MiB)"
         )
     print(f"embedded learner           {emb:>9,.0f} events/s {emb_cpu:>9,.0f} per CPU s   ({rules} active rules)")
     for batch, rate, cpu_rate, *_ in rows:
