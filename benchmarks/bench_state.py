@@ -90,10 +90,10 @@ def write_cut(cfg, days: float, path: Path | None) -> int:
 # --------------------------------------------------------------------------- measuring
 
 
-def _status(field: str) -> int | None:
-    """A VmXXX line of /proc/self/status, in KiB (None off Linux)."""
+def _status(field: str, pid: int | str = "self") -> int | None:
+    """A VmXXX line of /proc/<pid>/status, in KiB (None off Linux)."""
     try:
-        with open("/proc/self/status") as fh:
+        with open(f"/proc/{pid}/status") as fh:
             for line in fh:
                 if line.startswith(field + ":"):
                     return int(line.split()[1])

@@ -40,6 +40,8 @@ import msgspec
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_state import _status  # noqa: E402  (benchmarks/ is on the path: the script's own folder)
+
 from dustonline.config import load_config  # noqa: E402
 from dustonline.evaluation.generator import GenConfig, generate  # noqa: E402
 from dustonline.learner.online import OnlineLearner  # noqa: E402
@@ -82,14 +84,6 @@ def cpu_seconds(pid: int | None = None) -> float:
         return t.user + t.system
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_mib(pid: int) -> float:
-    """A live process's peak resident set (VmHWM), in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def embedded_rate(path: Path, cfg, partitions: int = 1) -> tuple[float, float, int]:
@@ -157,7 +151,7 @@ def worker_rate(
         rate, cpu_rate = (n_events - first) / (t_end - t_start), (n_events - first) / (c_end - c_start)
         st = partitions_state(ws)
         total = {k: sum(s[k] for s in st.values()) for k in ("active_rules", "events")}
-        peak = max(peak_rss_mib(w.proc.pid) for w in ws)
+        peak = max(_status("VmHWM", w.proc.pid) or 0 for w in ws) / 1024  # a live process's peak RSS
         return rate, cpu_rate, total, ws[0].get("/metrics"), peak
     finally:
         for w in ws:
