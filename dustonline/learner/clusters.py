@@ -323,7 +323,7 @@ class ClusterIndex:
             log.drop_group(group)
         return gone
 
-    def log_state(self) -> dict[str, int]:
+    def log_state(self) -> dict[str, list[int]]:
         return self.by_time.state() if self.by_time is not None else {}
 
     def save(self) -> None:

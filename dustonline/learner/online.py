@@ -267,6 +267,8 @@ class OnlineLearner(LearnerBase):
 
     def checkpoint(self) -> None:
         """Make all state durable (call before exit; the CLI does)."""
+        self.window.save()  # first: saving closes chunks, and the logs' state says which
+        self.index.save()
         targets, rules = self.marks.state()
         self.meta["learner"] = LearnerMeta(
             clock=self.clock.now,
@@ -278,8 +280,6 @@ class OnlineLearner(LearnerBase):
             dirty_rules=rules,
             logs={**self.window.logs_state(), "simhash": self.index.log_state()},
         )
-        self.window.save()
-        self.index.save()
         self.store.flush()
 
     # ------------------------------------------------------------------ learning
