@@ -37,6 +37,7 @@ COMPILED = sorted(
         ),
         "dustonline/state/chunklog.py",
         "dustonline/state/keyfilter.py",
+        "dustonline/state/overlay.py",
         "dustonline/state/store.py",
         "dustonline/rules/book.py",
         "dustonline/rules/params.py",
