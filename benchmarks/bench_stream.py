@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_state import _status  # noqa: E402  (benchmarks/ is on the path: the script's own folder)
 
-from dustonline.config import load_config  # noqa: E402
+from dustonline.config import Kafka, load_config  # noqa: E402
 from dustonline.evaluation.generator import GenConfig, generate  # noqa: E402
 from dustonline.learner.online import OnlineLearner  # noqa: E402
 from dustonline.learner.partitioned import PartitionedLearner  # noqa: E402
@@ -179,6 +179,7 @@ def throughput(args, host: str, tmp: Path) -> None:
                     "dustonline_checkpoint_seconds_sum",
                     "dustonline_checkpoint_seconds_count",
                     "dustonline_checkpoint_records_total",
+                    "dustonline_checkpoint_bytes_sum",
                 )
             )
         }
@@ -190,7 +191,8 @@ def throughput(args, host: str, tmp: Path) -> None:
         print(
             f"worker, {batch:>3} event(s)/message {rate:>9,.0f} events/s {cpu_rate:>9,.0f} per CPU s   "
             f"({st['active_rules']} active rules of the partitions, worker 1: {n_ckpt:.0f} checkpoints, "
-            f"{ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records "
+            f"{ckpt.get('dustonline_checkpoint_records_total', 0) / n_ckpt:,.0f} records, "
+            f"{ckpt.get('dustonline_checkpoint_bytes_sum', 0) / n_ckpt / 1e6:.1f} MB "
             f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each; "
             f"peak RSS {peak:,.0f} MiB)"
         )
@@ -348,7 +350,7 @@ def main() -> None:
         default=0.0,
         help="in the latency run, pack the events of each interval into one message (0: one per message)",
     )
-    ap.add_argument("--checkpoint-every", type=int, default=2000)
+    ap.add_argument("--checkpoint-every", type=int, default=Kafka().checkpoint_every, help="kafka.checkpoint_every")
     ap.add_argument("--fetch-bytes", type=int, default=0, help="kafka.max_partition_fetch_bytes (0: the default)")
     ap.add_argument(
         "--batch",

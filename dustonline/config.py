@@ -102,7 +102,7 @@ class Kafka(_Section):
     processing_guarantee: str = (
         "at_least_once"  # delivery; learner state is exactly-once by atomic checkpoints (stream/checkpoint.py)
     )
-    checkpoint_every: int = 2000  # events of a partition between state checkpoints (state + offsets, atomically)
+    checkpoint_every: int = 5000  # events of a partition between state checkpoints (state + offsets, atomically)
     # bytes a fetch may bring per partition (Kafka's max.partition.fetch.bytes). The
     # consumer fetches again only once a fetch is used up: at Faust's 1 MiB, a worker
     # learning 100-event messages waited for input half the time (bench_stream.py)
