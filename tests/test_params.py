@@ -893,3 +893,25 @@ def test_a_name_vetoed_on_very_many_hosts_keeps_no_except_list():
     rec = every.recs.get("id")
     assert rec.full and rec.except_hosts == []
     assert every.judge("id", 100_000, 0) is None and "id" not in every.active
+
+
+def test_the_key_index_of_dropped_names_stays_within_its_cap_as_urls_arrive():
+    """The keys of each host's validation URLs under its dropped names share the host URLs'
+    cap; they were bounded only when a host's index was built, and grew without bound as
+    URLs arrived (the same bug as the host URLs', found beside it). Each host here stays
+    under the cap (the host a URL arrives for is never the one dropped)."""
+    cap = 40
+    lrn = OnlineLearner(config_from_dict({**CFG, "storage": {"cache_entries": cap}}))
+    t = Clock()
+    hosts = ("a.com", "b.com", "c.com", "d.com")
+    for host in hosts:
+        learn(lrn, tracked_site(host, 4, t))
+    assert set(param_rules(lrn)) == {"utm_source"}
+    sizes = []
+    for i in range(4, 28, 4):
+        for host in hosts:
+            learn(lrn, tracked_site(host, 4, t, offset=i))
+            sizes.append(lrn.params._size)
+            assert lrn.params._size == sum(len(idx) for idx in lrn.params._index.values())
+    assert max(sizes) <= cap
+    assert len(lrn.params._index) >= 1  # in use: bounded, not emptied

@@ -15,6 +15,19 @@ from collections import OrderedDict
 from ..state.store import Table
 
 
+def drop_least_recent(per_host: OrderedDict[str, dict], size: int, cap: int, keep: str) -> int:
+    """Drop the least recently used hosts of ``per_host`` but ``keep`` while their entries
+    (``size``) are over ``cap``; returns the size left. Shared by every per-host index
+    kept beside the tables, so each is bounded as it grows, not only when a host loads."""
+    while size > cap and len(per_host) > 1:
+        h, old = per_host.popitem(last=False)
+        if h == keep:
+            per_host[h] = old  # to the end: the next oldest goes
+        else:
+            size -= len(old)
+    return size
+
+
 class HostURLs:
     __slots__ = ("urls", "cap", "hosts", "size")
 
@@ -44,14 +57,7 @@ class HostURLs:
         return d
 
     def _bound(self, keep: str) -> None:
-        """Drop the least recently used hosts but ``keep`` while over ``cap`` URLs."""
-        hosts = self.hosts
-        while self.size > self.cap and len(hosts) > 1:
-            h, old = hosts.popitem(last=False)
-            if h == keep:
-                hosts[h] = old  # to the end: the next oldest goes
-            else:
-                self.size -= len(old)
+        self.size = drop_least_recent(self.hosts, self.size, self.cap, keep)
 
     def add(self, host: str, url: str, cid: str) -> None:
         d = self.hosts.get(host)

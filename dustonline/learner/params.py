@@ -50,7 +50,7 @@ from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
 from .changes import RuleChanges
-from .hosturls import HostURLs
+from .hosturls import HostURLs, drop_least_recent
 from .keys import KeysBefore, keyed, members_of
 from .lifecycle import Clock
 from .names import (
@@ -589,10 +589,7 @@ class ParamRules:
                 else:
                     e[1] += 1
         self._index[host] = idx
-        self._size += len(idx)
-        while self._size > self.host_urls.cap and len(self._index) > 1:
-            _, old = self._index.popitem(last=False)
-            self._size -= len(old)
+        self._size = drop_least_recent(self._index, self._size + len(idx), self.host_urls.cap, host)
         return idx
 
     def count_url(self, url: str, host: str, cid: str, delta: int) -> None:
@@ -628,6 +625,8 @@ class ParamRules:
         elif e is None:
             idx[k] = [cid, 1]
             self._size += 1
+            if self._size > self.host_urls.cap:
+                self._size = drop_least_recent(self._index, self._size, self.host_urls.cap, host)
         elif e[0] == cid:
             e[1] += 1
         else:
