@@ -30,6 +30,7 @@ import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.support.GenericXmlApplicationContext;
 import org.springframework.core.io.ByteArrayResource;
 
@@ -41,6 +42,9 @@ import org.springframework.core.io.ByteArrayResource;
  * that UURIFactory accepts keyed by {@code FrontierPreparer.prepare}, the already-seen key.
  */
 class DustCanonicalizationRuleTest {
+    @TempDir
+    static Path tmp; // JUnit deletes it after the class: nothing is left in the system temp dir
+
     static Map<String, CaseSet> cached; // both tests read the suite: once
 
     static synchronized Map<String, CaseSet> read() throws IOException {
@@ -54,7 +58,7 @@ class DustCanonicalizationRuleTest {
     Stream<DynamicNode> heritrix() throws Exception {
         Map<String, CaseSet> sets = read();
         assertTrue(ConformanceCases.size(sets) >= 400, "cases in " + ConformanceCases.FILE);
-        Path dir = Files.createTempDirectory("dust-heritrix");
+        Path dir = Files.createTempDirectory(tmp, "dust-heritrix");
         List<DynamicNode> out = new ArrayList<>();
         for (Map.Entry<String, CaseSet> e : sets.entrySet()) {
             String set = e.getKey();
@@ -97,7 +101,7 @@ class DustCanonicalizationRuleTest {
     @Test
     void keysUrisAsACrawlDoes() throws Exception {
         Logger.getLogger("").setLevel(Level.WARNING);
-        Path dir = Files.createTempDirectory("dust-heritrix-crawl");
+        Path dir = Files.createTempDirectory(tmp, "dust-heritrix-crawl");
         int keyed = 0;
         int rewritten = 0;
         for (Map.Entry<String, CaseSet> entry : read().entrySet()) {
@@ -148,7 +152,7 @@ class DustCanonicalizationRuleTest {
         missing.setRulesFile("/nonexistent/rules.jsonl");
         IllegalStateException e = assertThrows(IllegalStateException.class, missing::start);
         assertTrue(e.getMessage().contains("/nonexistent/rules.jsonl"), e.getMessage());
-        Path file = Files.createTempFile("rules", ".jsonl");
+        Path file = Files.createTempFile(tmp, "rules", ".jsonl");
         Files.writeString(file, "{\"id\":\"r\",\"hosts\":[\"a.com\",\"www.a.com\"],"
                 + "\"context\":\"^http\\\\:\\\\/\\\\/(?:www\\\\.)?a\\\\.com\\\\/(.*)$\","
                 + "\"transformation\":\"http://a.com/$1\",\"support\":3}\n");

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import org.dustonline.rules.testing.RulesTopic;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * DustCanonicalizationRule following the rules topic on the real local broker
@@ -19,13 +20,16 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "kafka.bootstrap", matches = ".+")
 class DustCanonicalizationRuleTopicTest {
+    @TempDir
+    static Path tmp; // JUnit deletes it after the class: nothing is left in the system temp dir
+
     static void await(DustCanonicalizationRule r, String url, String key) throws InterruptedException {
         assertTrue(until(() -> key.equals(r.canonicalize(url)), 60), url + " -> " + r.canonicalize(url));
     }
 
     @Test
     void followsTheRulesTopic() throws Exception {
-        Path snapshot = Files.createTempFile("rules", ".jsonl");
+        Path snapshot = Files.createTempFile(tmp, "rules", ".jsonl");
         Files.writeString(snapshot, rule("rs", "s.com", "http://s.com/snap/$1", 1, "active") + "\n");
         try (RulesTopic topic = new RulesTopic("dust.rules.heritrix-")) {
             topic.send("ra", rule("ra", "a.com", "http://a.com/v1/$1", 1, "active"));

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * clients/conformance/cases.jsonl, the suite every client must pass: each set's rule
@@ -27,12 +28,15 @@ import org.junit.jupiter.api.TestFactory;
  * report lists them ("conformance[set] url").
  */
 class ConformanceTest {
+    @TempDir
+    static Path tmp; // JUnit deletes it after the class: nothing is left in the system temp dir
+
     @TestFactory
     Stream<DynamicNode> conformance() throws IOException {
         Map<String, CaseSet> sets = ConformanceCases.read();
         assertTrue(sets.size() >= 10, "sets in " + ConformanceCases.FILE);
         assertTrue(ConformanceCases.size(sets) >= 400, "cases in " + ConformanceCases.FILE);
-        Path dir = Files.createTempDirectory("conformance");
+        Path dir = Files.createTempDirectory(tmp, "conformance");
         List<DynamicNode> out = new ArrayList<>();
         for (Map.Entry<String, CaseSet> e : sets.entrySet()) {
             String name = e.getKey();

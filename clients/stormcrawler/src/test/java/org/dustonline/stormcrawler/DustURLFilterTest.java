@@ -24,6 +24,7 @@ import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * DustURLFilter built as StormCrawler builds it: {@link URLFilters} reads urlfilters JSON
@@ -34,13 +35,16 @@ import org.junit.jupiter.api.TestFactory;
  * per case ("stormcrawler[set] url"), so the report lists them.
  */
 class DustURLFilterTest {
+    @TempDir
+    static Path tmp; // JUnit deletes it after the class: nothing is left in the system temp dir
+
     static final ObjectMapper JSON = new ObjectMapper();
 
     @TestFactory
     Stream<DynamicNode> stormcrawler() throws Exception {
         Map<String, CaseSet> sets = ConformanceCases.read();
         assertTrue(ConformanceCases.size(sets) >= 400, "cases in " + ConformanceCases.FILE);
-        Path dir = Files.createTempDirectory("dust-stormcrawler");
+        Path dir = Files.createTempDirectory(tmp, "dust-stormcrawler");
         URL source = new URL("http://example.com/");
         List<DynamicNode> out = new ArrayList<>();
         for (Map.Entry<String, CaseSet> e : sets.entrySet()) {
@@ -62,7 +66,7 @@ class DustURLFilterTest {
 
     @Test
     void paramsOfItsOwnAndNoRulesSaySo() throws Exception {
-        Path file = Files.createTempFile("rules", ".jsonl");
+        Path file = Files.createTempFile(tmp, "rules", ".jsonl");
         Files.writeString(file, "{\"id\":\"r\",\"hosts\":[\"a.com\",\"www.a.com\"],"
                 + "\"context\":\"^http\\\\:\\\\/\\\\/(?:www\\\\.)?a\\\\.com\\\\/(.*)$\","
                 + "\"transformation\":\"http://a.com/$1\",\"support\":3}\n");

@@ -14,6 +14,7 @@ import java.util.Map;
 import org.dustonline.rules.testing.RulesTopic;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * DustURLFilter following the rules topic on the real local broker (tests/test_stormcrawler.py
@@ -23,13 +24,16 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "kafka.bootstrap", matches = ".+")
 class DustURLFilterTopicTest {
+    @TempDir
+    static Path tmp; // JUnit deletes it after the class: nothing is left in the system temp dir
+
     static void await(DustURLFilter f, String url, String key) throws InterruptedException {
         assertTrue(until(() -> key.equals(f.filter(null, null, url)), 60), url + " -> " + f.filter(null, null, url));
     }
 
     @Test
     void followsTheRulesTopic() throws Exception {
-        Path snapshot = Files.createTempFile("rules", ".jsonl");
+        Path snapshot = Files.createTempFile(tmp, "rules", ".jsonl");
         Files.writeString(snapshot, rule("rs", "s.com", "http://s.com/snap/$1", 1, "active") + "\n");
         try (RulesTopic topic = new RulesTopic("dust.rules.stormcrawler-")) {
             topic.send("ra", rule("ra", "a.com", "http://a.com/v1/$1", 1, "active"));
