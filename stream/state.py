@@ -23,14 +23,12 @@ __all__ = ["OFFSET_KEY", "FaustTableBackend"]
 
 
 class FaustTableBackend(OverlayBackend):
+    """``close`` (at a revoke) lets go of Faust's RocksDB handle, which Faust stops
+    referencing at a revoke and leaves to the garbage collector to close. Held here (a
+    learner is a reference cycle, freed only by a collection), its LOCK made the next
+    assignment of the partition to this worker retry for 30 s and crash."""
+
     def __init__(self, table, partition: int):
         super().__init__(partition_db(table, partition))  # faust's rocksdict.Rdict (raw mode)
         self.table = table
         self.partition = partition
-
-    def close(self) -> None:
-        """The partition was revoked: let go of Faust's RocksDB handle, which Faust stops
-        referencing at a revoke and leaves to the garbage collector to close. Held here
-        (a learner is a reference cycle, freed only by a collection), its LOCK made the
-        next assignment of the partition to this worker retry for 30 s and crash."""
-        super().close()
