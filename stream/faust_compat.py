@@ -1,6 +1,6 @@
 """Every use of a private Faust, aiokafka or mode internal, behind a named function.
 
-The worker needs four things neither library offers publicly:
+The worker needs five things neither library offers publicly:
 
 - a checkpoint queued as ONE record batch without an await (``checkpoint.py``): aiokafka's
   public ``send_batch`` awaits a free slot, and a Faust offset commit could run in that
@@ -13,7 +13,9 @@ The worker needs four things neither library offers publicly:
   its agents one message at a time (a pair of tasks, the conductor, an event, a queue and
   the stream's bookkeeping each), which held one event per message at a quarter of the
   embedded learner's speed; the fetch loop of Faust's consumer is replaced by one that
-  hands a topic's records over as one list per partition and fetch.
+  hands a topic's records over as one list per partition and fetch;
+- a seek to committed offsets that also rewinds partitions never committed
+  (``seek_to_committed``), which aiokafka leaves where their dropped fetches got to.
 
 These names are not API and move between releases, so importing this module checks the
 installed versions against ``SUPPORTED``, the ranges they were read from (the ``stream``
@@ -168,6 +170,11 @@ def _batching_transport_class():
     from faust.transport.drivers import aiokafka as driver
 
     class BatchingConsumer(driver.Consumer):
+        async def seek_to_committed(self):
+            thread = self._thread
+            changelogs = set(self.app.tables.changelog_topics)
+            return await thread.call_thread(seek_to_committed, thread._ensure_consumer(), changelogs)
+
         async def _drain_messages(self, fetcher) -> None:
             try:
                 await _drain_batched(self, fetcher)
@@ -181,6 +188,21 @@ def _batching_transport_class():
         on_error = None
 
     return BatchingTransport
+
+
+async def seek_to_committed(consumer, skip_topics=frozenset()) -> dict:
+    """aiokafka's ``seek_to_committed``, except that a partition with no committed offset
+    (or 0) goes back to its beginning: aiokafka leaves it where its fetches got to. Faust
+    seeks there after every rebalance and recovery to bring back records it fetched and
+    dropped (flow stopped, generation changed); without a commit they were gone until the
+    next restart. Found as a rule partial skipped by the merge after kill -9: the partials
+    partition had never been committed. ``skip_topics``: the table changelogs, whose
+    offsets Faust seeks itself."""
+    committed = await consumer.seek_to_committed()
+    fresh = [tp for tp, offset in committed.items() if not offset and tp.topic not in skip_topics]
+    if fresh:
+        await consumer.seek_to_beginning(*fresh)
+    return committed
 
 
 async def _drain_batched(consumer, fetcher) -> None:

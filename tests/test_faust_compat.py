@@ -40,6 +40,8 @@ COMPAT_PRIVATES = {
     "_to_message",
     "_n_acked",
     "_commit_every",
+    # seek_to_committed: the consumer thread's aiokafka consumer
+    "_ensure_consumer",
 }
 
 
