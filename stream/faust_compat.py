@@ -196,8 +196,8 @@ async def seek_to_committed(consumer, skip_topics=frozenset()) -> dict:
     seeks there after every rebalance and recovery to bring back records it fetched and
     dropped (flow stopped, generation changed); without a commit they were gone until the
     next restart. Found as a rule partial skipped by the merge after kill -9: the partials
-    partition had never been committed. ``skip_topics``: the table changelogs, whose
-    offsets Faust seeks itself."""
+    partition had never been committed (aiokafka issue #1003, open). ``skip_topics``: the
+    table changelogs, whose offsets Faust seeks itself."""
     committed = await consumer.seek_to_committed()
     fresh = [tp for tp, offset in committed.items() if not offset and tp.topic not in skip_topics]
     if fresh:
