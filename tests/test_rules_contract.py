@@ -2,7 +2,10 @@
 ``${N:upper}`` value conversions (Koppula et al. 2010, Definition 2), ASCII-only."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from dustonline.rules.params import lower_ascii, upper_ascii
 from dustonline.rules.ruleset import Rule, RuleError, parse_transformation
 
 
@@ -45,6 +48,14 @@ def test_conversions_are_ascii_only():
     assert r.apply("http://x.com/AbİZ") == "http://x.com/abİz"
     r = _rule(r"http://x\.com/(.*)", "http://x.com/${1:upper}")
     assert r.apply("http://x.com/aßz") == "http://x.com/AßZ"
+
+
+@given(st.text(alphabet="aZz@[`{ßİ\u212a\x7f\x80é", max_size=12))
+def test_case_mapping_is_the_ascii_table_on_any_text(text):
+    # str.lower/upper on ASCII text (the fast path) must be exactly the A-Z table; the
+    # Kelvin sign U+212A lowers to an ASCII "k" under str.lower
+    assert lower_ascii(text) == "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+    assert upper_ascii(text) == "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in text)
 
 
 @pytest.mark.parametrize(

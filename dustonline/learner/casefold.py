@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..rules.ruleset import ascii_lower
+from ..rules.params import lower_ascii as ascii_lower
 from .induce import render
 
 #: The case rule: scheme and host kept, path lowered, query kept.

@@ -27,7 +27,17 @@ from typing import IO
 
 import msgspec
 
-from .params import applied_edits, apply_edits, check_edit, drop_params, query_pairs, to_host, to_https
+from .params import (
+    applied_edits,
+    apply_edits,
+    check_edit,
+    drop_params,
+    lower_ascii,
+    query_pairs,
+    to_host,
+    to_https,
+    upper_ascii,
+)
 from .pattern import PatternError, to_re2
 from .pattern import check as check_pattern
 from .rule import ACTIVE as ACTIVE  # re-exported: where the rest of the package reads them
@@ -251,17 +261,11 @@ def _literal_host(t: str) -> str | None:
 #: ASCII-only case mapping (A-Z <-> a-z, every other character unchanged): the one mapping
 #: Java reproduces identically (``toLowerCase(Locale.ROOT)`` and Python's ``str.lower`` both
 #: map non-ASCII letters, and differently, e.g. U+0130).
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-
-def ascii_lower(text: str) -> str:
-    return text.translate(_ASCII_LOWER)
-
+ascii_lower = lower_ascii
 
 CONVERSIONS = {
-    "lower": ascii_lower,
-    "upper": lambda s: s.translate(_ASCII_UPPER),
+    "lower": lower_ascii,
+    "upper": upper_ascii,
 }
 
 
