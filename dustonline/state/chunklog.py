@@ -75,8 +75,11 @@ class ChunkLog:
     def chunks(self, group: str | None = None) -> Iterator[tuple[str, str, list]]:
         """(group, chunk key, entries) in key order, of one group or (None) of all:
         the written chunks and the open ones."""
-        for g in sorted(self.dirty) if group is None else [group] if group in self.dirty else []:
-            self._write(g)
+        if group is None:
+            for g in sorted(self.dirty):
+                self._write(g)
+        elif group in self.dirty:
+            self._write(group)
         for key, items in self.table.items("" if group is None else group + "\x00"):
             yield key.partition("\x00")[0], key, items
 
