@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..rules.params import lower_ascii as ascii_lower
+from ..rules.params import lower_ascii
 from .induce import render
 
 #: The case rule: scheme and host kept, path lowered, query kept.
@@ -44,7 +44,7 @@ def case_evidence(urls: list[str]) -> bool:
         p = _path(u)
         if p is None:
             continue
-        low = ascii_lower(p)
+        low = lower_ascii(p)
         q = seen.setdefault(low, p)
         if q != p:
             return True
@@ -84,7 +84,7 @@ def transformation(parts: list[tuple], card_set: int, lower: bool) -> tuple[str,
             changed |= inpath
         else:
             piece = render([p], card_set)[1]
-            if inpath and ascii_lower(piece) != piece:
-                piece, changed = ascii_lower(piece), True
+            if inpath and lower_ascii(piece) != piece:
+                piece, changed = lower_ascii(piece), True
             out.append(piece)
     return "".join(out), changed

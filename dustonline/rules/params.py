@@ -98,8 +98,8 @@ LOWERCASE_PATH = "lowercase-path"
 LOWERCASE_NAMES = "lowercase-query-names"
 SORT_QUERY = "sort-query"
 BARE_TOKENS = "bare-tokens"
-_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_LOWER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_TO_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_TO_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def lower_ascii(text: str) -> str:
@@ -107,12 +107,12 @@ def lower_ascii(text: str) -> str:
     (``str.lower`` maps non-ASCII letters too, and otherwise than Java). On ASCII text,
     most URLs, ``str.lower`` is that mapping, about 30 times faster than ``translate``
     (``urls.lower``: CPython's, as compiled modules must call it)."""
-    return lower(text) if text.isascii() else text.translate(_UPPER)
+    return lower(text) if text.isascii() else text.translate(_TO_LOWER)
 
 
 def upper_ascii(text: str) -> str:
     """ASCII letters raised, nothing else (see ``lower_ascii``)."""
-    return text.upper() if text.isascii() else text.translate(_LOWER)
+    return text.upper() if text.isascii() else text.translate(_TO_UPPER)
 
 
 def _path_span(url: str) -> tuple[int, int]:
