@@ -32,7 +32,6 @@ def memory(learner) -> dict[str, int]:
     """Sizes of what the learner holds in memory beside the tables' bounded caches."""
     return {
         "host urls": learner.host_urls.size,
-        "parameter key index": learner.params._size,
         "simhash blocks": sum(len(s) for s in learner.index.blocks.slots if s) // 8,
         "candidates": len(learner.book),
         "pending redirects": learner.redirects.count,

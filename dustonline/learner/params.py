@@ -15,7 +15,7 @@ hypothesis per site, "the page does not depend on ``name``":
 - **counter-evidence**: dropping the site's ignored parameters must never give two URLs
   of different clusters one key. Checked over every validation URL of the host when a
   parameter is about to be dropped, and for every URL that arrives later (an index of
-  the host's keys, derived from its stored URLs, so it needs no state of its own); a
+  the host's keys in the store, keyindex.py, built from its URLs when its names change); a
   collision vetoes the parameter on the site for good (a veto is evidence of distinct
   pages; nothing the window forgets undoes it, so nothing flaps);
 - **transfer**: a name dropped on ``min_freq`` sites or more and vetoed on at most a
@@ -39,7 +39,6 @@ collision vetoes it. Crawlers drop the parameters before any rewrite rule
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 import msgspec
@@ -50,7 +49,8 @@ from ..rules.ruleset import ACTIVE, RETIRED, Rule
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
 from .changes import RuleChanges
-from .hosturls import HostURLs, drop_least_recent
+from .hosturls import HostURLs
+from .keyindex import KeyIndex
 from .keys import KeysBefore, keyed, members_of
 from .lifecycle import Clock
 from .names import (
@@ -121,10 +121,8 @@ class ParamRules:
         self._moves_t = store.table("pmove")
         self.moves: dict[str, str] = dict(self._moves_t.items())
         self.members: dict[str, list[str]] = members_of(self.moves)
-        # host -> key under its dropped names -> [cluster, URLs]: derived from the host's
-        # validation URLs, rebuilt when lost, least recently used hosts dropped past the cap
-        self._index: OrderedDict[str, dict[str, list]] = OrderedDict()
-        self._size = 0
+        # host -> key under its dropped names -> [cluster, URLs] (keyindex.py)
+        self.keys = KeyIndex(store)
         self.host_urls = host_urls
         self.changes = changes
         self.clock = clock
@@ -425,7 +423,7 @@ class ParamRules:
             ev.target = ""
             for h in ev.hosts:  # its own names hold again, on its own URLs
                 names = self.drops.get(h)
-                if names and self._build_index(h, names) is None:
+                if names and not self._build_index(h, names):
                     self._recheck(h, list(names))
             return
         for h in ev.hosts:
@@ -570,27 +568,19 @@ class ParamRules:
             self.drops.pop(host)
 
     def _forget_index(self, host: str) -> None:
-        idx = self._index.pop(host, None)
-        if idx is not None:
-            self._size -= len(idx)
+        self.keys.forget(host)
 
-    def _build_index(self, host: str, names: list[str]) -> dict[str, list] | None:
-        """The keys of the host's validation URLs (and its members') as they are now; None
-        on a collision."""
-        idx: dict[str, list] = {}
-        for h, urls in self._group(host):
-            for url, cid in urls.items():
-                k = key_of(url if h == host else to_host(url, host), names)
-                e = idx.get(k)
-                if e is None:
-                    idx[k] = [cid, 1]
-                elif e[0] != cid:
-                    return None
-                else:
-                    e[1] += 1
-        self._index[host] = idx
-        self._size = drop_least_recent(self._index, self._size + len(idx), self.host_urls.cap, host)
-        return idx
+    def _build_index(self, host: str, names: list[str]) -> bool:
+        """The keys of the host's validation URLs (and its members') as they are now;
+        False on a collision."""
+        return self.keys.build(
+            host,
+            (
+                (key_of(url if h == host else to_host(url, host), names), cid)
+                for h, urls in self._group(host)
+                for url, cid in urls.items()
+            ),
+        )
 
     def count_url(self, url: str, host: str, cid: str, delta: int) -> None:
         """A validation URL came (+1) or went (-1), already added to or removed from the
@@ -607,29 +597,12 @@ class ParamRules:
             if not self.members.get(host):
                 return
             names = []
-        idx = self._index.get(host)
-        if idx is None:  # built from the URLs as they are now, this one included or gone
-            if self._build_index(host, names) is None:
+        prefix = self.keys.of(host)
+        if prefix is None:  # built from the URLs as they are now, this one included or gone
+            if not self._build_index(host, names):
                 self._recheck(host, list(names))
             return
-        self._index.move_to_end(host)
-        k = self.prepared(raw, raw_host) if names else url
-        e = idx.get(k)
-        if delta < 0:
-            if e is not None:
-                if e[1] <= 1:
-                    del idx[k]
-                    self._size -= 1
-                else:
-                    e[1] -= 1
-        elif e is None:
-            idx[k] = [cid, 1]
-            self._size += 1
-            if self._size > self.host_urls.cap:
-                self._size = drop_least_recent(self._index, self._size, self.host_urls.cap, host)
-        elif e[0] == cid:
-            e[1] += 1
-        else:
+        if not self.keys.count(prefix, self.prepared(raw, raw_host) if names else url, cid, delta):
             self._recheck(host, list(names))
 
     def _first_sight(self, url: str, host: str) -> None:
