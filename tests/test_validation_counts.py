@@ -78,3 +78,58 @@ def test_rekeying_renamed_hosts_counts_what_a_recount_of_every_host_counts(event
     assert [(r.id, r.context, r.transformation, r.hosts, r.support) for r in fast.rules()] == [
         (r.id, r.context, r.transformation, r.hosts, r.support) for r in full.rules()
     ]
+
+
+@pytest.mark.pure_python
+def test_a_context_gaining_or_losing_literal_values_counts_what_a_full_back_fill_counts(events):
+    """A rule whose alternation of observed values gains or loses some moves only the URLs
+    holding those values (counts.recount_changed); a learner that resets and back-fills
+    every URL of the rule instead ends with the same counts and rules."""
+    fast, full = OnlineLearner(Config().check()), OnlineLearner(Config().check())
+
+    def back_fill_all(rid, old, changed, counts=full.counts):
+        rec = counts.book[rid].rec
+        counts.reset(rec)
+        counts.backfill(rid, rec.hosts)
+
+    full.counts.recount_changed = back_fill_all
+    moved = []
+    recount = fast.counts.recount_changed
+    fast.counts.recount_changed = lambda *a: moved.append(a[2]) or recount(*a)
+    for i, ev in enumerate(events, 1):
+        fast.learn_one(ev)
+        full.learn_one(ev)
+        if i % 500 == 0:
+            a = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in fast.candidates()}
+            b = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in full.candidates()}
+            assert a == b, i
+    fast.flush(), full.flush()
+    assert len(moved) > 5  # the incremental path ran
+    assert [(r.id, r.context, r.transformation, r.hosts, r.support, r.version) for r in fast.rules()] == [
+        (r.id, r.context, r.transformation, r.hosts, r.support, r.version) for r in full.rules()
+    ]
+
+
+@pytest.mark.parametrize(
+    "old,new,changed",
+    [
+        (
+            r"^a(?:\/news|\/tech)?\/(?:images|img)\/x$",
+            r"^a(?:\/health|\/news|\/tech)?\/(?:images|img)\/x$",
+            ("/health",),
+        ),
+        (r"^a(?:\/news|\/tech)?\/b$", r"^a(?:\/news)?\/b$", ("/tech",)),
+        (r"^a(?:\;sid\=AB|\;sid\=CD)?$", r"^a(?:\;sid\=AB|\;sid\=CD|\;sid\=EF)?$", (";sid=EF",)),
+        (r"^a(?:(?:assets|img)\/)?b$", r"^a(?:(?:assets|img|x\.y)\/)?b$", ("x.y",)),
+        # not by literals alone: anything else changed, a class, reordered values, flags
+        (r"^a(?:x|y)b$", r"^a(?:x|y|z)c$", None),
+        (r"^a(?:\;sid\=AB|\;sid\=CD)?$", r"^a(?:\;sid\=[0-9A-Z]+)?$", None),
+        (r"^a(?:x|y)b$", r"^a(?:y|x|z)b$", None),
+        (r"(?i)^a(?:x|y)b$", r"(?i)^a(?:x|y|z)b$", None),
+        (r"^a(?:x|y)b$", r"^a(?:x|y|)b$", None),
+    ],
+)
+def test_changed_literals(old, new, changed):
+    from dustonline.learner.counts import changed_literals
+
+    assert changed_literals(old, new) == changed

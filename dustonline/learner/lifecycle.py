@@ -16,7 +16,7 @@ from ..rules.ruleset import ACTIVE, RETIRED
 from ..rules.urls import host_of
 from .candidates import CANDIDATE, KV_GROUP, REDUNDANT, CandidateBook, as_rule, partial, targeted_rule
 from .changes import RuleChanges
-from .counts import ValidationCounts
+from .counts import ValidationCounts, changed_literals
 from .hosturls import HostURLs
 from .keys import KeysBefore
 from .memo import Memos
@@ -108,10 +108,21 @@ class Lifecycle:
         if rec.context != c.context or rec.transformation != c.transformation:
             # the rule itself changed: its counts no longer describe it
             self.set_target(rec, None)
-            counts.reset(rec)
-            rec.context, rec.transformation, rec.hosts = c.context, c.transformation, list(c.hosts)
-            book.install(rec)
-            counts.backfill(c.id, rec.hosts)
+            changed = changed_literals(rec.context, c.context) if rec.transformation == c.transformation else None
+            if changed is None:
+                counts.reset(rec)
+                rec.context, rec.transformation, rec.hosts = c.context, c.transformation, list(c.hosts)
+                book.install(rec)
+                counts.backfill(c.id, rec.hosts)
+            else:  # only values of an alternation came or went: the URLs holding them move
+                old = book[c.id]
+                rec.context = c.context
+                if set(c.hosts) == set(rec.hosts):
+                    rec.hosts = list(c.hosts)
+                book.install(rec)
+                counts.recount_changed(c.id, old, changed)
+                if set(c.hosts) != set(rec.hosts):
+                    self._rehost(rec, c.hosts)
             self.evaluate(c.id, changed=True)
         elif set(c.hosts) != set(rec.hosts):
             added = sorted(set(c.hosts) - set(rec.hosts))
@@ -120,17 +131,22 @@ class Lifecycle:
             if t is not None and removed:  # the target holds where it did; new hosts: see publish
                 kept = [h for h in t.hosts if h not in removed]
                 self.set_target(rec, msgspec.structs.replace(t, hosts=kept) if kept else None, hosts=list(c.hosts))
-            # the URLs it counts are its hosts' and those of the hosts moving to them: a
-            # moved host joining (or leaving) a rule of its target was counted (and stays
-            # counted) through the target, and is not counted a second time
-            was, now = counts.hosts_of(rec.hosts), counts.hosts_of(c.hosts)
-            counts.backfill(c.id, [h for h in was if h not in now], -1, expand=False)  # while it still applies
-            rec.hosts = list(c.hosts)
-            book.install(rec)
-            counts.backfill(c.id, [h for h in now if h not in was], expand=False)
+            self._rehost(rec, c.hosts)
             self.evaluate(c.id, changed=True, moved=added)
         else:
             book.save(rec)
+
+    def _rehost(self, rec: CandRec, hosts) -> None:
+        """The rule counts the URLs of ``hosts`` from now on. The URLs it counts are its
+        hosts' and those of the hosts moving to them: a moved host joining (or leaving) a
+        rule of its target was counted (and stays counted) through the target, and is not
+        counted a second time."""
+        counts = self.counts
+        was, now = counts.hosts_of(rec.hosts), counts.hosts_of(hosts)
+        counts.backfill(rec.id, [h for h in was if h not in now], -1, expand=False)  # while it still applies
+        rec.hosts = list(hosts)
+        self.book.install(rec)
+        counts.backfill(rec.id, [h for h in now if h not in was], expand=False)
 
     def drop(self, rid: str) -> None:
         cand = self.book.pop(rid)
