@@ -16,7 +16,7 @@ from ..state.store import Store
 
 
 class KeyIndex:
-    __slots__ = ("keys", "gens", "builds")
+    __slots__ = ("keys", "gens", "builds", "_prefixes")
 
     def __init__(self, store: Store):
         # host NUL generation NUL key -> [cluster, URLs]; mostly asked for keys it lacks
@@ -25,13 +25,17 @@ class KeyIndex:
         # its keys range-deleted, so no stale key is read before the delete lands
         self.gens = store.table("pkgen")
         self.builds = 0  # indexes built in this process (a diagnostic)
+        self._prefixes: dict[str, str | None] = {}  # of(host), asked for every URL: one per host
 
     def of(self, host: str) -> str | None:
         """The prefix of the host's keys, or None when its index is to be built."""
+        prefixes = self._prefixes
+        if host in prefixes:
+            return prefixes[host]
         g = self.gens.get(host)
-        if g is None or not g[1]:
-            return None
-        return f"{host}\x00{g[0]}\x00"
+        prefix = f"{host}\x00{g[0]}\x00" if g is not None and g[1] else None
+        prefixes[host] = prefix
+        return prefix
 
     def build(self, host: str, keyed: Iterable[tuple[str, str]]) -> bool:
         """The host's index from ``(key, cluster)`` of all its URLs; False (and nothing
@@ -52,6 +56,7 @@ class KeyIndex:
         for k, e in idx.items():
             keys[prefix + k] = e
         self.gens[host] = [gen, 1]
+        self._prefixes[host] = prefix
         self.builds += 1
         return True
 
@@ -61,6 +66,7 @@ class KeyIndex:
         if g is not None and g[1]:
             self.keys.retire_prefix(f"{host}\x00{g[0]}\x00")
             self.gens[host] = [g[0] + 1, 0]
+        self._prefixes.pop(host, None)
 
     def count(self, prefix: str, key: str, cid: str, delta: int) -> bool:
         """A URL of cluster ``cid`` with this key came (+1) or went (-1); False when it
