@@ -34,6 +34,9 @@ class ValidationCounts:
         # and the hosts whose URLs move to a host; unset: raw URLs, each on its own host
         self.prepare: Callable[[str, str], str] | None = None
         self.members: Callable[[str], list[str]] = lambda host: []
+        # names or moves changed and the counts have not moved to the new keys yet
+        # (online.py ``_recount``, after a sweep's derivation): only a full back-fill holds then
+        self.rekey_pending: Callable[[], bool] = lambda: False
         self.seq = 0  # URLs counted so far (params.py notes it when names change)
 
     def hosts_of(self, hosts, members: Callable[[str], list[str]] | None = None) -> list[str]:

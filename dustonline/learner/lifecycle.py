@@ -108,7 +108,9 @@ class Lifecycle:
         if rec.context != c.context or rec.transformation != c.transformation:
             # the rule itself changed: its counts no longer describe it
             self.set_target(rec, None)
-            changed = changed_literals(rec.context, c.context) if rec.transformation == c.transformation else None
+            changed = None
+            if rec.transformation == c.transformation and not counts.rekey_pending():
+                changed = changed_literals(rec.context, c.context)
             if changed is None:
                 counts.reset(rec)
                 rec.context, rec.transformation, rec.hosts = c.context, c.transformation, list(c.hosts)

@@ -96,6 +96,7 @@ class OnlineLearner(LearnerBase):
         if L.prepared:  # rewrite rules are validated on URLs as RuleSet hands them over
             self.counts.prepare = self.params.prepared
             self.counts.members = lambda host: self.params.members.get(host) or []
+            self.counts.rekey_pending = lambda: bool(self.params.renamed)
             self.params.count_seq = lambda: self.counts.seq
         dirty_groups = set(m.dirty_groups)
         self.kv = KVRules(
