@@ -39,7 +39,7 @@ collision vetoes it. Crawlers drop the parameters before any rewrite rule
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
@@ -386,7 +386,7 @@ class ParamRules:
         self.moves[moved] = self._moves_t[moved] = target
         self.renamed.update((moved, target))
         self.members[target] = sorted(members + [moved])  # the order a restart rebuilds
-        self._forget_index(target)
+        self.keys.forget(target)
         ev.hosts, ev.target = [moved], target
         self._publish(site, name, ev, ACTIVE)
         self.ev[site + "\x00" + name] = ev  # stored before the class may wake other sites
@@ -418,7 +418,7 @@ class ParamRules:
                     self.members[ev.target] = left
                 else:
                     self.members.pop(ev.target, None)
-            self._forget_index(ev.target)
+            self.keys.forget(ev.target)
             self._publish(site, name, ev, status)
             ev.target = ""
             for h in ev.hosts:  # its own names hold again, on its own URLs
@@ -546,41 +546,35 @@ class ParamRules:
             members = list(self.members.get(host) or ())
         return [(h, self.host_urls.of(h)) for h in [host] + members]
 
+    def _keyed(self, host: str, names: list[str], members: list[str] | None = None) -> Iterator[tuple[str, str]]:
+        """(key, cluster) of the validation URLs keyed under ``host``'s names (``_group``)."""
+        for h, urls in self._group(host, members):
+            for url, cid in urls.items():
+                yield key_of(url if h == host else to_host(url, host), names), cid
+
     def _collision_free(self, host: str, names: list[str], members: list[str] | None = None) -> bool:
         if members is None and self.moves.get(host):
             return True  # its URLs are keyed on the host they move to, under that one's names
         keys: dict[str, str] = {}
-        for h, urls in self._group(host, members):
-            for url, cid in urls.items():
-                k = key_of(url if h == host else to_host(url, host), names)
-                if keys.setdefault(k, cid) != cid:
-                    return False
+        for k, cid in self._keyed(host, names, members):
+            if keys.setdefault(k, cid) != cid:
+                return False
         return True
 
     def _set_drops(self, host: str, names: list[str]) -> None:
         """The host's dropped names; its key index is rebuilt under them when next needed."""
         self._changing(host)
-        self._forget_index(host)
+        self.keys.forget(host)
         self.renamed.add(host)
         if names:
             self.drops[host] = names
         else:
             self.drops.pop(host)
 
-    def _forget_index(self, host: str) -> None:
-        self.keys.forget(host)
-
     def _build_index(self, host: str, names: list[str]) -> bool:
         """The keys of the host's validation URLs (and its members') as they are now;
         False on a collision."""
-        return self.keys.build(
-            host,
-            (
-                (key_of(url if h == host else to_host(url, host), names), cid)
-                for h, urls in self._group(host)
-                for url, cid in urls.items()
-            ),
-        )
+        return self.keys.build(host, self._keyed(host, names))
 
     def count_url(self, url: str, host: str, cid: str, delta: int) -> None:
         """A validation URL came (+1) or went (-1), already added to or removed from the
