@@ -30,6 +30,19 @@ def _from_scratch(lrn: OnlineLearner, rid: str) -> tuple[int, int]:
     return nsupp, nci
 
 
+def _learn_side_by_side(fast: OnlineLearner, full: OnlineLearner, events) -> None:
+    """Both learners on the events, their candidates' counts and statuses equal every 500
+    events; then flushed."""
+    for i, ev in enumerate(events, 1):
+        fast.learn_one(ev)
+        full.learn_one(ev)
+        if i % 500 == 0:
+            a = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in fast.candidates()}
+            b = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in full.candidates()}
+            assert a == b, i
+    fast.flush(), full.flush()
+
+
 @pytest.fixture(scope="module")
 def events():
     # bench_core's shape at a small size: many sites with www / bare host pairs, whose
@@ -66,14 +79,7 @@ def test_rekeying_renamed_hosts_counts_what_a_recount_of_every_host_counts(event
     rekeyed = []
     rekey = fast.counts.rekey
     fast.counts.rekey = lambda *a: rekeyed.append(a[0]) or rekey(*a)
-    for i, ev in enumerate(events, 1):
-        fast.learn_one(ev)
-        full.learn_one(ev)
-        if i % 500 == 0:
-            a = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in fast.candidates()}
-            b = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in full.candidates()}
-            assert a == b, i
-    fast.flush(), full.flush()
+    _learn_side_by_side(fast, full, events)
     assert len(rekeyed) > 20  # the fast path ran
     assert [(r.id, r.context, r.transformation, r.hosts, r.support) for r in fast.rules()] == [
         (r.id, r.context, r.transformation, r.hosts, r.support) for r in full.rules()
@@ -96,14 +102,7 @@ def test_a_context_gaining_or_losing_literal_values_counts_what_a_full_back_fill
     moved = []
     recount = fast.counts.recount_changed
     fast.counts.recount_changed = lambda *a: moved.append(a[2]) or recount(*a)
-    for i, ev in enumerate(events, 1):
-        fast.learn_one(ev)
-        full.learn_one(ev)
-        if i % 500 == 0:
-            a = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in fast.candidates()}
-            b = {r["id"]: (r["nsupp"], r["nci"], r["malformed"], r["status"]) for r in full.candidates()}
-            assert a == b, i
-    fast.flush(), full.flush()
+    _learn_side_by_side(fast, full, events)
     assert len(moved) > 5  # the incremental path ran
     assert [(r.id, r.context, r.transformation, r.hosts, r.support, r.version) for r in fast.rules()] == [
         (r.id, r.context, r.transformation, r.hosts, r.support, r.version) for r in full.rules()
