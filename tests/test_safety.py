@@ -1,5 +1,7 @@
 """Safety properties of learned rules: keys stay well-formed URLs."""
 
+import pytest
+
 from dustonline.learner.candidates import CandidateBook
 from dustonline.learner.counts import ValidationCounts
 from dustonline.learner.hosturls import HostURLs
@@ -38,6 +40,45 @@ def test_a_rule_giving_a_key_with_an_empty_segment_is_never_valid():
     for url in ("http://a.com/v1/x", "http://a.com/v2/x"):
         counts.count_one(book["r"], url, "c1", -1)
     assert rec.malformed == 0
+
+
+def test_a_rule_giving_a_key_with_an_empty_host_label_is_never_valid():
+    """Numbered image hosts (i1., img3.) whose label became a class were written as
+    nothing: http://.a.com/x is no URL a crawler can fetch."""
+    store = memory_store()
+    book = CandidateBook(store)
+    counts = ValidationCounts(store, book, HostURLs(store.table("url"), 1000), min_freq=1, min_supp=1, fpr_max=0.0)
+    rec = book.new(
+        "r",
+        group="g",
+        context=r"^http://(?:[0-9a-z]+)\.a\.com/(.*)$",
+        transformation="http://.a.com/$1",
+        hosts=["i1.a.com", "i3.a.com"],
+        freq=5,
+    )
+    book.install(rec)
+    for url in ("http://i1.a.com/x.png", "http://i3.a.com/x.png"):
+        counts.count_one(book["r"], url, "c1", +1)
+    assert rec.nsupp == 1 and rec.nci == 1 and rec.malformed == 2
+    assert not counts.valid(rec)
+
+
+@pytest.mark.parametrize(
+    "key, url, bad",
+    [
+        ("http://.a.com/x", "http://i1.a.com/x", True),
+        ("http://a..com/x", "http://a.b.com/x", True),
+        ("http:///x", "http://a.com/x", True),
+        ("http://a.com/x/../y", "http://a.com/x/y", False),  # ".." in the path, not the host
+        ("http://a.com/x..y", "http://a.com/xy", False),
+        ("http://u@a.com:8080/x", "http://a.com/x", False),
+        ("http://a.com/x", "http://a.com/x", False),
+    ],
+)
+def test_malformed_keys(key, url, bad):
+    from dustonline.learner.counts import _malformed
+
+    assert _malformed(key, url) is bad
 
 
 def _rule(rid, status, version):

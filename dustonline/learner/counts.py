@@ -225,11 +225,25 @@ def _prefix(rec: CandRec) -> str:
 
 def _malformed(key: str, url: str) -> bool:
     """A key with an empty path segment its URL did not have ("/a//b" from dropping an
-    optional segment): crawlers use keys as URLs, and such a URL is another resource."""
+    optional segment), or an empty host label ("http://.x.com/" from a host's variant
+    label written as nothing once it became a class): crawlers use keys as URLs, and
+    such a URL is another resource or none."""
+    if ("://." in key or ".." in key or ":///" in key) and _bad_host(key) and not _bad_host(url):
+        return True
     at = key.find("//")
     if key.find("//", at + 2 if at >= 0 else 0) < 0:
         return False  # no "//" past the scheme's: none in the path (most keys, quickly)
     return "//" in _path(key) and "//" not in _path(url)
+
+
+def _bad_host(url: str) -> bool:
+    """An empty host or an empty label in it."""
+    start = url.find("//") + 2
+    end = start
+    while end < len(url) and url[end] not in "/?#":
+        end += 1
+    host = url[start:end].rpartition("@")[2].partition(":")[0]
+    return not host or host[0] == "." or ".." in host
 
 
 def _path(url: str) -> str:

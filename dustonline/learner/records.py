@@ -80,7 +80,7 @@ class CandRec(msgspec.Struct, kw_only=True, omit_defaults=True):
     freq: int  # clusters that taught it
     nsupp: int = 0  # validation pairs it would merge (thesis Nsupp)
     nci: int = 0  # of those, pairs of one cluster (thesis Nci)
-    malformed: int = 0  # URLs it gives a key no crawler could fetch (an empty path segment it made)
+    malformed: int = 0  # URLs it gives a key no crawler could fetch (an empty path segment or host label it made)
     version: int = 0  # last published version
     status: str = "candidate"  # candidate, active, redundant
     updated: float = 0.0  # event time of its last publication
