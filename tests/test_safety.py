@@ -125,3 +125,31 @@ def test_a_key_is_written_as_one_url_of_the_cluster_has_it():
         rule = CompiledRule(Rule(id="r", hosts=["www.a.com"], context=context, transformation=transformation))
         keys = {rule.apply(u) for u in urls}
         assert keys == {"http://www.a.com/news/15379"}, (urls, keys)
+
+
+@pytest.mark.slow
+def test_no_key_gets_an_empty_host_label_on_the_tiny_sites_tuning_stream():
+    """t6-tiny-sites is where a rule of four sites' numbered image hosts wrote their label
+    as nothing (50 URLs keyed http://.host/...): every key the final rules give has a
+    well-formed host."""
+    from pathlib import Path
+    from urllib.parse import urlsplit
+
+    from dustonline import OnlineLearner, RuleSet
+    from dustonline.evaluation.longtail import generate_labeled, load_settings
+
+    cfg = load_settings(Path(__file__).resolve().parents[1] / "configs/eval/tuning.yaml")["t6-tiny-sites"]
+    urls = []
+    learner = OnlineLearner()
+    for ev, _page, _family in generate_labeled(cfg):
+        learner.learn_one(ev)
+        urls.append(ev.url)
+    learner.flush()
+    rules = RuleSet(learner.rules())
+    assert len(rules) > 1000
+    bad = [(u, k) for u in urls if (k := rules.canonicalize(u)) != u and _empty_label(urlsplit(k).hostname)]
+    assert bad == []
+
+
+def _empty_label(host: str | None) -> bool:
+    return not host or host.startswith(".") or ".." in host
