@@ -3,6 +3,7 @@ segment such as ``index.html`` that a site ignores, applied after the parameter 
 and before rewrite rules (docs/formats.md, Order). The learner's side is in
 tests/test_params.py."""
 
+import msgspec
 import pytest
 
 from dustonline.rules.merge import merge
@@ -193,3 +194,54 @@ def test_a_bad_edit_from_outside_is_refused_and_a_retired_one_stops():
 def test_partitions_merge_edit_rules_by_their_edit():
     m = merge({"0": edit_rule("e", "trailing-slash"), "1": edit_rule("e", "trailing-slash", hosts=["www.x.com"])})
     assert m.normalize == "trailing-slash" and m.hosts == ["www.x.com", "x.com"] and m.support == 6
+
+
+# a parameter-order rule, as the learner writes one: both orders of id and page, written sorted
+ORDER_RULE = Rule(
+    id="o",
+    hosts=["x.com", "y.com"],
+    context=r"^([^?#]*)\?(?:(id)\=([0-9]+)\&(page)\=([0-9]+)|(page)\=([0-9]+)\&(id)\=([0-9]+))$",
+    transformation="$1?$2$8=$3$9&$4$6=$5$7",
+    support=20,
+    subsumed_by="sort-query",
+)
+MIRROR_RULE = Rule(
+    id="m",
+    hosts=["x.com", "y.com"],
+    context=r"^http\:\/\/([a-z]+)\.com(?:\/mirror1)?\/story\?id\=([0-9]+)\&page\=1$",
+    transformation="http://$1.com/story?id=$2&page=1",
+    support=5,
+)
+
+
+def test_a_rule_a_path_edit_subsumes_is_not_tried_where_the_host_has_the_edit():
+    """On x.com the query is sorted, so the order rule would leave every URL as it is yet,
+    ranked first, decide it: the mirror rule behind it would never be tried. On y.com,
+    without the edit, the order rule is what orders the query."""
+    rs = RuleSet([ORDER_RULE, MIRROR_RULE, edit_rule("s", "sort-query")])
+    assert rs.canonicalize("http://x.com/mirror1/story?page=1&id=7") == "http://x.com/story?id=7&page=1"
+    rule, _key = rs.explain("http://x.com/mirror1/story?id=7&page=1")
+    assert rule is not None and rule.id == "m"
+    assert rs.canonicalize("http://y.com/story?page=1&id=7") == "http://y.com/story?id=7&page=1"
+    assert rs.explain("http://y.com/mirror1/story?id=7&page=1")[0].id == "o"  # decided (as itself) first
+    # without the field, as a reader that predates it: the order rule decides on x.com too
+    plain = RuleSet([Rule(**{**msgspec.structs.asdict(ORDER_RULE), "subsumed_by": msgspec.UNSET}), MIRROR_RULE,
+                     edit_rule("s", "sort-query")])  # fmt: skip
+    assert plain.canonicalize("http://x.com/mirror1/story?id=7&page=1") == "http://x.com/mirror1/story?id=7&page=1"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"subsumed_by": "trailing-slash"},  # an edit that subsumes no rewrite rule
+        {"subsumed_by": "sort-query", "context": "", "transformation": "", "drop_param": "sid"},
+    ],
+)
+def test_subsumed_by_is_refused_outside_a_rewrite_rule_or_naming_another_edit(fields):
+    rs = RuleSet([Rule(**{**msgspec.structs.asdict(ORDER_RULE), **fields})])
+    assert rs.refused == {"bad-edit": 1} and len(rs) == 0
+
+
+def test_partitions_merge_keeps_subsumed_by():
+    m = merge({"0": ORDER_RULE, "1": Rule(**{**msgspec.structs.asdict(ORDER_RULE), "hosts": ["z.com"]})})
+    assert m.subsumed_by == "sort-query" and m.hosts == ["x.com", "y.com", "z.com"]

@@ -49,7 +49,7 @@ HOST_RULE_REFUSALS = {"bad-host", "foreign-host"}
 #: sets whose cases also name the rule ``RuleSet.explain`` gives (``decides``, null for
 #: none): where which of several rules changed a URL is the point (a later field, so the
 #: other sets' lines stay as they were)
-EXPLAINED = {"path-edits", "every-host"}
+EXPLAINED = {"path-edits", "every-host", "subsumed"}
 
 W = r"[^/?=&#;:.]+"  # the learner's generalized segment
 
@@ -514,6 +514,7 @@ def hand_sets() -> list[tuple[str, str, list[Rule], list[str]]]:
     sets.append(host_rules_set())
     sets.append(path_edits_set())
     sets.append(every_host_set())
+    sets.append(subsumed_set())
     return sets
 
 
@@ -603,6 +604,62 @@ def host_rules_set() -> tuple[str, str, list[Rule], list[str]]:
             "http://alice.github.io/x",
             "http://a.b.ck/x",
             "http://a.co.uk/x",
+        ],
+    )
+
+
+def subsumed_set() -> tuple[str, str, list[Rule], list[str]]:
+    """Rewrite rules a path edit subsumes (``subsumed_by``), on hosts with and without it."""
+    order = (
+        r"^([^?#]*)\?(?:(id)\=([0-9]+)\&(page)\=([0-9]+)|(page)\=([0-9]+)\&(id)\=([0-9]+))$",
+        "$1?$2$8=$3$9&$4$6=$5$7",
+    )
+    return (
+        "subsumed",
+        "a rewrite rule with subsumed_by is not tried on a host that has that path edit (sort-query, "
+        "lowercase-path), where the edit already does what it does; on other hosts it is a rewrite "
+        "rule like any, in its place in the order; refused: bad-edit (subsumed_by on a rule without "
+        "a context, or naming another edit); each case names the rule explain gives (decides)",
+        [
+            R("o", ["sq.com", "plain.com"], *order, support=20, subsumed_by="sort-query"),
+            R(
+                "m",
+                ["sq.com", "plain.com"],
+                r"^http\:\/\/([a-z]+)\.com(?:\/mirror1)?\/story\?id\=([0-9]+)\&page\=1$",
+                "http://$1.com/story?id=$2&page=1",
+                support=5,
+            ),
+            R("e-sq", ["sq.com"], normalize="sort-query"),
+            R(
+                "c",
+                ["lp.com", "plain.com"],
+                r"^(https?\:\/\/[^/?#]+)(\/[^?#]*)$",
+                "$1${2:lower}",
+                support=15,
+                subsumed_by="lowercase-path",
+            ),
+            R(
+                "r-lp",
+                ["lp.com", "plain.com"],
+                r"^http\:\/\/([a-z]+)\.com\/old\/([0-9]+)$",
+                "http://$1.com/new/$2",
+                support=3,
+            ),
+            R("e-lp", ["lp.com"], normalize="lowercase-path"),
+            R("x-edit", ["x.com"], *order, subsumed_by="trailing-slash"),
+            R("x-param", ["x.com"], drop_param="sid", subsumed_by="sort-query"),
+        ],
+        [
+            "http://sq.com/mirror1/story?page=1&id=7",
+            "http://sq.com/mirror1/story?id=7&page=1",
+            "http://sq.com/story?page=2&id=7",
+            "http://plain.com/mirror1/story?id=7&page=1",
+            "http://plain.com/story?page=1&id=7",
+            "http://lp.com/OLD/7",
+            "http://lp.com/old/7",
+            "http://plain.com/OLD/7",
+            "http://plain.com/old/7",
+            "http://x.com/story?page=1&id=7&sid=3",
         ],
     )
 

@@ -42,6 +42,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
             canonical_host=last.canonical_host,
             normalize=last.normalize,
             except_hosts=last.except_hosts,
+            subsumed_by=last.subsumed_by,
             support=0,
             fpr=0.0,
             freq=0,
@@ -58,6 +59,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
             r.canonical_scheme or "",
             r.canonical_host or "",
             r.normalize or "",
+            r.subsumed_by or "",
         )
         by_sig.setdefault(sig, []).append((p, r))
 
@@ -65,7 +67,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
         members = item[1]
         return (sum(r.support for _, r in members), -min(p for p, _ in members))
 
-    (context, transformation, name, scheme, host, edit), members = max(by_sig.items(), key=strength)
+    (context, transformation, name, scheme, host, edit, subsumed), members = max(by_sig.items(), key=strength)
     rules = [r for _, r in members]
     support = sum(r.support for r in rules)
     # a rule of every host: excepted wherever a partition vetoed it, active or not
@@ -81,6 +83,7 @@ def merge(partials: dict[str, Rule]) -> Rule:
         canonical_host=host or msgspec.UNSET,
         normalize=edit or msgspec.UNSET,
         except_hosts=excepted if excepted else msgspec.UNSET,
+        subsumed_by=subsumed or msgspec.UNSET,
         support=support,
         fpr=round(bad_pairs / support, 6) if support else 0.0,
         freq=sum(r.freq for r in rules),

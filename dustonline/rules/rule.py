@@ -52,6 +52,12 @@ class Rule(msgspec.Struct, kw_only=True):
     # but these: a name proven on many sites, vetoed where a site's pages depend on it. A
     # reader that predates the field holds a rule of a host ``*`` that matches no URL.
     except_hosts: list[str] | msgspec.UnsetType = msgspec.UNSET
+    # a rewrite rule that only does what this path edit does (``sort-query`` for a
+    # parameter-order rule, ``lowercase-path`` for a path-case one): not tried on a host
+    # that has the edit, where it would leave every URL as it is and yet, as the first
+    # rule to match, decide it. Kept for readers that cannot apply the edit (the regex
+    # exports). A reader that predates the field tries it everywhere, as before.
+    subsumed_by: str | msgspec.UnsetType = msgspec.UNSET
 
     def compile(self, check: bool = False, engine: str = "python") -> Any:
         """A ``CompiledRule`` (rules/ruleset.py). ``check``: refuse what docs/formats.md

@@ -28,6 +28,8 @@ from typing import IO
 import msgspec
 
 from .params import (
+    LOWERCASE_PATH,
+    SORT_QUERY,
     applied_edits,
     apply_edits,
     check_edit,
@@ -179,12 +181,30 @@ def check_format(rule: Rule) -> None:
         )
 
 
+#: the path edits a rewrite rule may be ``subsumed_by`` (Rule.subsumed_by)
+SUBSUMING = (SORT_QUERY, LOWERCASE_PATH)
+
+
 def _admit(rule: Rule) -> None:
     """The trust boundary (docs/formats.md, "Context grammar"): a rule from a file or a
     topic must have a context of the admitted linear-time grammar, and a transformation
     whose literal host stays on the sites of the rule's hosts. Unchecked, the learner's
     own candidates compile as before."""
     check_format(rule)
+    if rule.subsumed_by is not msgspec.UNSET and (
+        rule.subsumed_by not in SUBSUMING
+        or not rule.context
+        or rule.canonical_scheme
+        or rule.canonical_host
+        or rule.normalize
+        or rule.drop_param
+    ):
+        raise RuleError(
+            f"rule {rule.id}: subsumed_by {rule.subsumed_by!r} belongs to a rewrite rule and names"
+            f" {' or '.join(SUBSUMING)}",
+            "bad-edit",
+            rule.id,
+        )
     if rule.canonical_host:
         _admit_host_rule(rule)
         return
@@ -443,6 +463,10 @@ class RuleSet:
                         https.setdefault(a_label(lower(h)), cr.rule)
                 else:
                     by_host.setdefault(a_label(lower(h)), []).append(cr)
+        for h, host_edits in edits.items():  # a rule an edit of the host already does is not tried there
+            crs = by_host.get(h)
+            if crs and any(cr.rule.subsumed_by in host_edits for cr in crs):
+                by_host[h] = [cr for cr in crs if cr.rule.subsumed_by not in host_edits]
         self._by_host = by_host
         self._drops = drops
         self._https = https

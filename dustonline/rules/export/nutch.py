@@ -331,6 +331,7 @@ def _case(chain: _Chain, lower: bool, what: str = "") -> None:
 KNOWN_FIELDS = {
     "id", "hosts", "context", "transformation", "support", "fpr", "freq", "version", "status", "updated",
     "drop_param", "canonical_scheme", "canonical_host", "normalize", "format", "except_hosts",
+    "subsumed_by",  # kept as a rewrite rule: Nutch applies neither sort-query nor lowercase-path
 }  # fmt: skip
 
 
@@ -416,6 +417,13 @@ class _Plan:
                     self.skipped.append(Skipped(r.id, "the transformation has a character XML 1.0 cannot hold"))
                     continue
                 self.rewrites.append((r, parsed, subst))
+        # a rewrite rule an edit subsumes is not tried on the hosts where that edit applies
+        # (RuleSet); where the file cannot apply it (sort-query), the rule is what does it
+        self.rewrites = [
+            (r if r.hosts == keep else msgspec.structs.replace(r, hosts=keep), parsed, subst)
+            for r, parsed, subst in self.rewrites
+            if (keep := [h for h in r.hosts if not r.subsumed_by or r.subsumed_by not in self.edits.get(h.lower(), ())])
+        ]
         # a host named by any rule takes the every-host names it is not excepted from; a
         # host named by none takes them all (``default``)
         self.named = set(self.drops) | self.https | set(self.edits) | set(self.moves.values())

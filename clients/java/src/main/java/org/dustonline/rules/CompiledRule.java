@@ -20,6 +20,7 @@ public final class CompiledRule {
 
     CompiledRule(Rule rule) {
         this.rule = rule;
+        PathEdits.admitSubsumed(rule); // first, as Python's _admit checks it
         if (rule.isHostRule()) { // a host rule from outside moves URLs: checked as Python checks it
             HostRules.admit(rule);
         } else if (rule.isEditRule()) {

@@ -48,6 +48,26 @@ final class PathEdits {
         }
     }
 
+    /** RuleException {@code bad-edit} for a {@code subsumed_by} that names another edit than
+     * sort-query or lowercase-path, or is on a record other than a rewrite rule (Python's
+     * {@code _admit}). */
+    static void admitSubsumed(Rule rule) {
+        String sub = rule.subsumedBy;
+        if (sub == null) {
+            return;
+        }
+        if (!(sub.equals(SORT_QUERY) || sub.equals(LOWERCASE_PATH)) || rule.context.isEmpty()
+                || nonEmpty(rule.canonicalScheme) || nonEmpty(rule.canonicalHost) || nonEmpty(rule.normalize)
+                || nonEmpty(rule.dropParam)) {
+            throw new RuleException("rule " + rule.id + ": subsumed_by '" + sub
+                    + "' belongs to a rewrite rule and names sort-query or lowercase-path", "bad-edit", rule.id);
+        }
+    }
+
+    private static boolean nonEmpty(String s) {
+        return s != null && !s.isEmpty();
+    }
+
     /** ASCII letters lowered, nothing else (Java's and Python's lower cases differ beyond ASCII). */
     static String lowerAscii(String s) {
         char[] cs = s.toCharArray();

@@ -46,6 +46,10 @@ public final class Rule {
     /** A parameter rule of every host ({@code hosts == ["*"]}): the hosts it does not apply
      * on (Python's {@code except_hosts}); empty when the record has none. */
     public final List<String> exceptHosts;
+    /** A rewrite rule that only does what this path edit does (Python's {@code subsumed_by}:
+     * {@code sort-query}, {@code lowercase-path}): not tried on a host that has the edit. Null
+     * when the record has none. */
+    public final String subsumedBy;
 
     public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
             long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
@@ -71,7 +75,15 @@ public final class Rule {
     public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
             long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
             String canonicalHost, String normalize, Long format, List<String> exceptHosts) {
+        this(id, hosts, context, transformation, support, fpr, freq, version, status, updated, dropParam,
+                canonicalScheme, canonicalHost, normalize, format, exceptHosts, null);
+    }
+
+    public Rule(String id, List<String> hosts, String context, String transformation, long support, double fpr,
+            long freq, long version, String status, double updated, String dropParam, String canonicalScheme,
+            String canonicalHost, String normalize, Long format, List<String> exceptHosts, String subsumedBy) {
         this.id = id;
+        this.subsumedBy = subsumedBy;
         this.exceptHosts = Collections.unmodifiableList(new ArrayList<>(exceptHosts));
         this.hosts = Collections.unmodifiableList(new ArrayList<>(hosts));
         this.context = context;
@@ -133,7 +145,8 @@ public final class Rule {
                 integer(n, "support", 0L), number(n, "fpr", 0.0), integer(n, "freq", 0L), integer(n, "version", 1L),
                 str(n, "status", ACTIVE, false), number(n, "updated", 0.0), str(n, "drop_param", null, false),
                 str(n, "canonical_scheme", null, false), str(n, "canonical_host", null, false),
-                str(n, "normalize", null, false), n.has("format") ? integer(n, "format", 1L) : null, exceptHosts);
+                str(n, "normalize", null, false), n.has("format") ? integer(n, "format", 1L) : null, exceptHosts,
+                str(n, "subsumed_by", null, false));
     }
 
     /** A rule of every host but {@link #exceptHosts}: a parameter rule whose hosts are {@code ["*"]}. */

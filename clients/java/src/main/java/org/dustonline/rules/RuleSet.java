@@ -91,6 +91,13 @@ public final class RuleSet {
                 }
             }
         }
+        // a rule an edit of the host already does is not tried there (Rule.subsumedBy)
+        for (Map.Entry<String, Map<String, Rule>> e : edits.entrySet()) {
+            List<CompiledRule> crs = byHost.get(e.getKey());
+            if (crs != null) {
+                crs.removeIf(cr -> cr.rule.subsumedBy != null && e.getValue().containsKey(cr.rule.subsumedBy));
+            }
+        }
         java.util.HashSet<String> p = new java.util.HashSet<>(drops.keySet());
         p.addAll(https.keySet());
         p.addAll(moves.keySet());
