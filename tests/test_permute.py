@@ -292,3 +292,17 @@ def test_no_case_rule_when_case_matters():
     # (a section whose lower-case URLs were all duplicates may keep its own alternation)
     for i in (8, 992):
         assert rs.canonicalize(f"http://a.com/news/story-{i}") != rs.canonicalize(f"http://a.com/News/story-{i}")
+
+
+def test_kv_rules_name_the_path_edit_that_does_what_they_do():
+    """A parameter-order rule is subsumed by sort-query, a path-case rule by
+    lowercase-path (RuleSet does not try them where the host has the edit); rules that
+    fold an order or a case into an aligned rule do more, and are subsumed by nothing."""
+    for learner, group, edit in (
+        (learned(catalog_stream()), "kv:o", "sort-query"),
+        (learned(caps_stream("a.com")), "kv:c", "lowercase-path"),
+    ):
+        ids = {c["id"] for c in learner.candidates() if c["group"].startswith(group) and c["status"] == "active"}
+        rules = learner.rules()
+        assert ids and {r.id for r in rules if r.subsumed_by == edit} == ids
+        assert all(not r.subsumed_by for r in rules if r.id not in ids)

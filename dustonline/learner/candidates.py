@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import bisect
 
+import msgspec
+
+from ..rules.params import LOWERCASE_PATH, SORT_QUERY
 from ..rules.ruleset import ACTIVE, RETIRED, CompiledRule, Rule, rule_order
 from ..state.store import Store
 from .records import CandRec
@@ -18,6 +21,24 @@ from .validation import fpr
 CANDIDATE, REDUNDANT = "candidate", "redundant"
 TARGETED = "~t"  # id suffix of the re-targeted part of a rule (``targeted_rule``)
 KV_GROUP = "kv:"  # the group of a key-value rule's candidate: parameter order, path case (kvrules.py)
+# kv groups by kind (kvrules.ORDER, kvrules.CASE), and the path edit that does all they do
+_SUBSUMING = ((KV_GROUP + "o\x1e", SORT_QUERY), (KV_GROUP + "c\x1e", LOWERCASE_PATH))
+
+
+def kv_edit(group: str) -> str | None:
+    """The path edit that does all a rule of this group does (``Rule.subsumed_by``): a
+    parameter-order rule's is sort-query, a path-case rule's lowercase-path."""
+    for prefix, edit in _SUBSUMING:
+        if group.startswith(prefix):
+            return edit
+    return None
+
+
+def subsumed_on(rec: CandRec, host: str) -> str | None:
+    """``kv_edit`` of the rule as crawlers apply it on ``host``: a re-targeted form writes
+    other keys and is subsumed by nothing."""
+    t = rec.target
+    return None if t is not None and host in t.hosts else kv_edit(rec.group)
 
 
 class Cand:
@@ -66,11 +87,13 @@ def as_rule(rec: CandRec, published: bool = False, learned: bool = False) -> Rul
     support, rate, freq = _counts(rec, published)
     hosts, context, transformation = list(rec.hosts), rec.context, rec.transformation
     t = None if learned else rec.target
+    sub = kv_edit(rec.group)
     if t is not None:
         if partial(rec):
             hosts = [h for h in hosts if h not in t.hosts]
         else:
             context, transformation = t.context, t.transformation
+            sub = None
     return Rule(
         id=rec.id,
         hosts=hosts,
@@ -82,6 +105,7 @@ def as_rule(rec: CandRec, published: bool = False, learned: bool = False) -> Rul
         version=rec.version,
         status=ACTIVE if rec.status == ACTIVE else RETIRED,
         updated=rec.updated,
+        subsumed_by=sub or msgspec.UNSET,
     )
 
 

@@ -44,7 +44,10 @@ def incumbent_keys(
     mine: list[tuple[str, str]] = []
     for h in hosts:
         rules = rules_on(h)
-        at = [i for i, _cr in rules].index(rid)
+        ids = [i for i, _cr in rules]
+        if rid not in ids:  # not tried on this host (a path edit there does what it does)
+            continue
+        at = ids.index(rid)
         r, before = rules[at][1], [cr for _i, cr in rules[:at]]
         for url, cid in urls_on(h):
             if r.apply(url) is None:  # apply, not fullmatch: a memo (memo.py) remembers it

@@ -93,6 +93,7 @@ class OnlineLearner(LearnerBase):
         )
         self.retargeter = Retargeter(self.book, self.host_urls, self.marks, self.lifecycle)
         self.params = ParamRules(s, self.host_urls, self.changes, self.clock, L.min_freq, L.card_set, L.confidence)
+        self.retargeter.edits_of = self.params.edits_of
         if L.prepared:  # rewrite rules are validated on URLs as RuleSet hands them over
             self.counts.prepare = self.params.prepared
             self.counts.members = lambda host: self.params.members.get(host) or []

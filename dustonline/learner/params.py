@@ -502,6 +502,15 @@ class ParamRules:
             if ev is None or ev.status != CANDIDATE:
                 self.waiting.pop(wkey)
 
+    def edits_of(self, host: str) -> list[str]:
+        """The path edits RuleSet applies on ``host`` (the host rewrite rules are tried on)."""
+        out = []
+        for name in self.drops.get(host) or ():
+            edit = edit_of(name)
+            if edit is not None:
+                out.append(edit)
+        return out
+
     # ------------------------------------------------------------------ counter-evidence
     def prepared(self, url: str, host: str | None = None) -> str:
         """``url`` (on ``host``, when the caller knows it) as RuleSet hands it to rewrite

@@ -6,13 +6,14 @@ crawler already holds stay, and no two rules chase each other."""
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Collection
 from typing import cast
 
 from ..rules.pattern import admitted
 from ..rules.ruleset import ACTIVE, CompiledRule, Rule
 from ..rules.urls import host_of, light_normalize, site_of_host
 from .adopt import adopt
-from .candidates import Cand, CandidateBook
+from .candidates import Cand, CandidateBook, subsumed_on
 from .hosturls import HostURLs
 from .keycheck import incumbent_keys, set_gain
 from .lifecycle import Lifecycle, RetargetMarks
@@ -24,6 +25,9 @@ class Retargeter:
     def __init__(self, book: CandidateBook, host_urls: HostURLs, marks: RetargetMarks, lifecycle: Lifecycle):
         self.book, self.host_urls, self.marks, self.lifecycle = book, host_urls, marks, lifecycle
         self.counts = lifecycle.counts
+        # the path edits of a host as crawlers apply them (online.py: the parameter rules'):
+        # a rule subsumed by one of them is not tried there (Rule.subsumed_by)
+        self.edits_of: Callable[[str], Collection[str]] = _no_edits
 
     def _urls(self, host: str) -> list[tuple[str, str]]:
         """The validation URLs a rule of ``host`` reads, as (url, cluster), as they are
@@ -35,6 +39,9 @@ class Retargeter:
         """The host's active rules as crawlers apply them there, in the order they try them."""
         book = self.book
         cands = [book[rid] for rid in book.on(host) if book[rid].rec.status == ACTIVE]
+        edits = self.edits_of(host)
+        if edits:
+            cands = [c for c in cands if subsumed_on(c.rec, host) not in edits]
         cands.sort(key=lambda c: (-c.rec.pub[0], c.rec.id))  # type: ignore[index]
         return [(c.rec.id, memos(c.on(host))) for c in cands]
 
@@ -137,3 +144,7 @@ class Retargeter:
 
         check = (pair for h in universe for pair in self._urls(h))
         return target if set_gain(check, learned_on, adopted_on) > 0 else None
+
+
+def _no_edits(host: str) -> Collection[str]:
+    return ()
