@@ -63,6 +63,29 @@ def test_a_rule_giving_a_key_with_an_empty_host_label_is_never_valid():
     assert not counts.valid(rec)
 
 
+def test_a_rule_that_would_rewrite_its_own_key_again_is_never_valid():
+    """A lazy capture before an optional class of two-word slugs drops two words per
+    pass: /t/7-a-b-c-d/ -> /t/7-a-b/ -> /t/7/. Crawlers canonicalize keys again (a key
+    is also a URL they may fetch), so a key must be a fixed point of the rule."""
+    store = memory_store()
+    book = CandidateBook(store)
+    counts = ValidationCounts(store, book, HostURLs(store.table("url"), 1000), min_freq=1, min_supp=1, fpr_max=0.0)
+    rec = book.new(
+        "r",
+        group="g",
+        context=r"^http://a\.com/(?:forum/)?t/([^/?=&#;:.]+?)(?:(?:\-[a-zA-Z]+\-[a-zA-Z]+))?/$",
+        transformation="http://a.com/t/$1/",
+        hosts=["a.com"],
+        freq=5,
+    )
+    book.install(rec)
+    for url in ("http://a.com/forum/t/7-a-b/", "http://a.com/t/7-c-d/"):
+        counts.count_one(book["r"], url, "c1", +1)
+    assert rec.nsupp == 1 and rec.nci == 1 and rec.malformed == 0  # keys /t/7/: fixed points
+    counts.count_one(book["r"], "http://a.com/t/7-a-b-c-d/", "c1", +1)  # key /t/7-a-b/, then /t/7/
+    assert rec.malformed == 1 and not counts.valid(rec)
+
+
 @pytest.mark.parametrize(
     "key, url, bad",
     [

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable, Iterator
 
 from ..rules.pattern import admitted
+from ..rules.ruleset import CompiledRule
+from ..rules.urls import light_normalize
 from ..state.store import Store
 from .candidates import Cand, CandidateBook
 from .hosturls import HostURLs
@@ -162,7 +164,7 @@ class ValidationCounts:
             if form is None:
                 return False
         rec = cand.rec
-        if _malformed(form, url):
+        if _malformed(form, url) or _unstable(cand.compiled, form):
             rec.malformed += delta
         fkey = _prefix(rec) + form
         # [URLs with this form, cluster, its URLs, cluster, ...]; past _WIDE clusters the
@@ -234,6 +236,14 @@ def _malformed(key: str, url: str) -> bool:
     if key.find("//", at + 2 if at >= 0 else 0) < 0:
         return False  # no "//" past the scheme's: none in the path (most keys, quickly)
     return "//" in _path(key) and "//" not in _path(url)
+
+
+def _unstable(rule: CompiledRule, key: str) -> bool:
+    """A key the rule itself would rewrite again: crawlers keep keys and canonicalize them
+    again when rules change, and a key must then stay what it is (a lazy capture before
+    an optional class, ``(.+?)(?:-[a-z]+-[a-z]+)?``, drops two words per pass)."""
+    again = rule.apply(key)
+    return again is not None and again != key and light_normalize(again) != light_normalize(key)
 
 
 def _bad_host(url: str) -> bool:
