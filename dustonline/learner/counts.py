@@ -156,15 +156,18 @@ class ValidationCounts:
         rule reads the URL as RuleSet hands it over (``prepared``), or else as given (a
         rule learned with a parameter in its context: RuleSet's fallback)."""
         self.seq += 1
-        form = cand.compiled.apply(url if prepared is None else prepared)
+        read = url if prepared is None else prepared
+        form = cand.compiled.apply(read)
         if form is None:
             if prepared is None or prepared == url:
                 return False
+            read = url
             form = cand.compiled.apply(url)
             if form is None:
                 return False
         rec = cand.rec
-        if _malformed(form, url) or _unstable(cand.compiled, form):
+        # a form the rule gave unchanged is one it gives again: only a rewritten one is tried
+        if _malformed(form, url) or (form != read and _unstable(cand.compiled, form)):
             rec.malformed += delta
         fkey = _prefix(rec) + form
         # [URLs with this form, cluster, its URLs, cluster, ...]; past _WIDE clusters the
