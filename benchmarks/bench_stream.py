@@ -58,7 +58,7 @@ def broker() -> str:
     script = ROOT / "scripts" / "kafka.sh"
     if subprocess.run(["bash", str(script), "status"], capture_output=True).returncode != 0:
         print("starting a local broker (scripts/kafka.sh start) ...", flush=True)
-        subprocess.run(["bash", str(script), "start"], check=True)
+        subprocess.run(["bash", str(script), "start", "--fresh"], check=True)
     return f"127.0.0.1:{port}"
 
 

@@ -4,6 +4,9 @@
 # jars come from Maven Central through mvn and are cached.
 #
 #   scripts/kafka.sh start     fetch jars if needed, format storage once, start, wait until ready
+#   scripts/kafka.sh start --fresh   the same on empty storage when no broker runs (a running
+#                              one is kept): what the test session and the benchmarks use, so
+#                              topics of earlier runs do not pile up (each run names its own)
 #   scripts/kafka.sh stop      TERM, then KILL after 20 s; idempotent
 #   scripts/kafka.sh status    exit 0 if running (pid alive, port answers), 3 if not
 #   scripts/kafka.sh logs [N]  last N (default 100) lines of the broker log
@@ -143,6 +146,8 @@ start() {
   done
   fetch_jars
   write_config
+  # no broker runs on it: earlier runs' topics go (a broker slows down as they pile up)
+  [ "${1:-}" = "--fresh" ] && rm -rf "$RUN/data"
   # Format storage once; meta.properties marks a formatted log dir, so restarts keep data.
   if [ ! -f "$RUN/data/meta.properties" ]; then
     local id
@@ -186,7 +191,7 @@ status() {
 }
 
 case "${1:-}" in
-  start) start ;;
+  start) start "${2:-}" ;;
   stop) stop ;;
   status) status ;;
   logs) tail -n "${2:-100}" "$LOG" ;;

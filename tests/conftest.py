@@ -39,7 +39,7 @@ def kafka_broker() -> str:
     port = os.environ.get("DUSTONLINE_KAFKA_PORT", "9092")
     started = False
     if subprocess.run(["bash", str(script), "status"], capture_output=True).returncode != 0:
-        r = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=900)
+        r = subprocess.run(["bash", str(script), "start", "--fresh"], capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
             pytest.fail(f"could not start the local Kafka broker (scripts/kafka.sh start):\n{r.stdout}\n{r.stderr}")
         started = True
