@@ -22,7 +22,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from dustonline import OnlineLearner, RuleSet
-from dustonline.config import load_config
+from dustonline.config import Config, load_config
 from dustonline.evaluation.generator import GenConfig, generate, split_by_page
 from dustonline.learner.partitioned import PartitionedLearner
 from dustonline.rules.ruleset import read_rules
@@ -531,3 +531,22 @@ def test_misrouted_events_are_counted_and_a_revoked_partition_leaves_the_gauges(
     assert len(mine) < 4
     for name in ("dustonline_urls", "dustonline_clusters", "dustonline_lag_events", "dustonline_active_rules"):
         assert _gauge_partitions(a.get("/metrics"), name) <= mine, name
+
+
+def test_service_with_the_default_config_keys_held_out_urls_as_one_learner(
+    kafka_broker, stream_data, tmp_path, workers
+):
+    """Issue 18: an operator who adds partitions gets the keys one learner gives. Four
+    partitions and the default learning config (pooling every 5,000 events and every
+    60 s as well as when quiet): the group learns what `learn --partitions 4` learns,
+    and keys every held-out URL as `dustonline learn` does."""
+    path, events, held_out = stream_data
+    cfg = service_config(kafka_broker, tmp_path, partitions=4, learning={"pool_every": 5000}, pool_every_seconds=60.0)
+    assert load_config(cfg).learning == Config().learning
+    replay([str(path)], load_config(cfg))
+    w = workers(cfg)
+    wait_until(learned_all([w], 4, len(events)), 180, "the worker to learn the stream", [w])
+    _ref, got = assert_group_equals_embedded(cfg, events, 4, [w])
+    one = RuleSet(embedded(cfg, events, None).rules())
+    assert [got.canonicalize(u) for u in held_out] == [one.canonicalize(u) for u in held_out]
+    assert sum(1 for u in held_out if one.canonicalize(u) != u) > 100
