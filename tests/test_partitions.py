@@ -215,8 +215,8 @@ def test_pooled_counts_of_the_wrong_arity_are_skipped_not_fatal():
 def test_four_partitions_key_every_url_of_the_sample_as_one_learner_does():
     """The bundled sample with the default config. A parameter-order rule kept for the
     exports that cannot sort decided URLs of a host whose query is sorted anyway, as
-    itself, ahead of its mirror-directory rule, where one learner's supports ranked it
-    first and four partitions' did not: 32 URLs keyed otherwise until rules an edit
+    itself, ahead of its mirror-directory rule, where four partitions' supports ranked
+    it first and one learner's did not: 32 URLs keyed otherwise until rules an edit
     subsumes were no longer tried where the host has the edit."""
     from pathlib import Path
 
