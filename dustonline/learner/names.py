@@ -191,6 +191,11 @@ def key_of(url: str, names: list[str]) -> str:
     return apply_edits(url, edits) if edits else url
 
 
+def path_edits(names: list[str]) -> list[str]:
+    """The path edits among a host's names, in their order (do not mutate: cached)."""
+    return _reading(tuple(names))[2]
+
+
 @functools.lru_cache(maxsize=4096)
 def _reading(names: tuple[str, ...]) -> tuple[bool, frozenset[str], list[str]]:
     """What ``key_of`` does under ``names``, worked out once per list of a host's names

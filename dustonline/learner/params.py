@@ -68,6 +68,7 @@ from .names import (
     observe_url,
     pair_hosts,
     pair_name,
+    path_edits,
     token_shape,
     transfer_class,
 )
@@ -504,12 +505,8 @@ class ParamRules:
 
     def edits_of(self, host: str) -> list[str]:
         """The path edits RuleSet applies on ``host`` (the host rewrite rules are tried on)."""
-        out = []
-        for name in self.drops.get(host) or ():
-            edit = edit_of(name)
-            if edit is not None:
-                out.append(edit)
-        return out
+        names = self.drops.get(host)
+        return path_edits(names) if names else []
 
     # ------------------------------------------------------------------ counter-evidence
     def prepared(self, url: str, host: str | None = None) -> str:
