@@ -225,8 +225,9 @@ def test_a_rule_a_path_edit_subsumes_is_not_tried_where_the_host_has_the_edit():
     assert rs.canonicalize("http://y.com/story?page=1&id=7") == "http://y.com/story?id=7&page=1"
     assert rs.explain("http://y.com/mirror1/story?id=7&page=1")[0].id == "o"  # decided (as itself) first
     # without the field, as a reader that predates it: the order rule decides on x.com too
-    plain = RuleSet([Rule(**{**msgspec.structs.asdict(ORDER_RULE), "subsumed_by": msgspec.UNSET}), MIRROR_RULE,
-                     edit_rule("s", "sort-query")])  # fmt: skip
+    plain = RuleSet(
+        [msgspec.structs.replace(ORDER_RULE, subsumed_by=msgspec.UNSET), MIRROR_RULE, edit_rule("s", "sort-query")]
+    )
     assert plain.canonicalize("http://x.com/mirror1/story?id=7&page=1") == "http://x.com/mirror1/story?id=7&page=1"
 
 
@@ -238,10 +239,10 @@ def test_a_rule_a_path_edit_subsumes_is_not_tried_where_the_host_has_the_edit():
     ],
 )
 def test_subsumed_by_is_refused_outside_a_rewrite_rule_or_naming_another_edit(fields):
-    rs = RuleSet([Rule(**{**msgspec.structs.asdict(ORDER_RULE), **fields})])
+    rs = RuleSet([msgspec.structs.replace(ORDER_RULE, **fields)])
     assert rs.refused == {"bad-edit": 1} and len(rs) == 0
 
 
 def test_partitions_merge_keeps_subsumed_by():
-    m = merge({"0": ORDER_RULE, "1": Rule(**{**msgspec.structs.asdict(ORDER_RULE), "hosts": ["z.com"]})})
+    m = merge({"0": ORDER_RULE, "1": msgspec.structs.replace(ORDER_RULE, hosts=["z.com"])})
     assert m.subsumed_by == "sort-query" and m.hosts == ["x.com", "y.com", "z.com"]

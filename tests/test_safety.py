@@ -19,46 +19,35 @@ def test_a_dropped_optional_path_segment_takes_its_slash_along():
     assert rule.apply("http://a.com/s/18/fonts/x") is None  # a version never seen
 
 
-def test_a_rule_giving_a_key_with_an_empty_segment_is_never_valid():
+def _counted(context: str, transformation: str, hosts: list[str]):
+    """A rule installed in validation counts that count anything (min_freq and min_supp
+    1): (its record, a function counting one URL of cluster c1 in (+1) or out (-1), the
+    counts)."""
     store = memory_store()
     book = CandidateBook(store)
-    table = store.table("url")
-    counts = ValidationCounts(store, book, HostURLs(table, 1000), min_freq=1, min_supp=1, fpr_max=0.0)
-    rec = book.new(
-        "r",
-        group="g",
-        context=r"^http://a\.com/(?:v1|v2)/(.*)$",
-        transformation="http://a.com//$1",
-        hosts=["a.com"],
-        freq=5,
-    )
+    counts = ValidationCounts(store, book, HostURLs(store.table("url"), 1000), min_freq=1, min_supp=1, fpr_max=0.0)
+    rec = book.new("r", group="g", context=context, transformation=transformation, hosts=hosts, freq=5)
     book.install(rec)
+    return rec, lambda url, delta=+1: counts.count_one(book["r"], url, "c1", delta), counts
+
+
+def test_a_rule_giving_a_key_with_an_empty_segment_is_never_valid():
+    rec, count, counts = _counted(r"^http://a\.com/(?:v1|v2)/(.*)$", "http://a.com//$1", ["a.com"])
     for url in ("http://a.com/v1/x", "http://a.com/v2/x"):
-        counts.count_one(book["r"], url, "c1", +1)
+        count(url)
     assert rec.nsupp == 1 and rec.nci == 1 and rec.malformed == 2
     assert not counts.valid(rec)
     for url in ("http://a.com/v1/x", "http://a.com/v2/x"):
-        counts.count_one(book["r"], url, "c1", -1)
+        count(url, -1)
     assert rec.malformed == 0
 
 
 def test_a_rule_giving_a_key_with_an_empty_host_label_is_never_valid():
     """Numbered image hosts (i1., img3.) whose label became a class were written as
     nothing: http://.a.com/x is no URL a crawler can fetch."""
-    store = memory_store()
-    book = CandidateBook(store)
-    counts = ValidationCounts(store, book, HostURLs(store.table("url"), 1000), min_freq=1, min_supp=1, fpr_max=0.0)
-    rec = book.new(
-        "r",
-        group="g",
-        context=r"^http://(?:[0-9a-z]+)\.a\.com/(.*)$",
-        transformation="http://.a.com/$1",
-        hosts=["i1.a.com", "i3.a.com"],
-        freq=5,
-    )
-    book.install(rec)
+    rec, count, counts = _counted(r"^http://(?:[0-9a-z]+)\.a\.com/(.*)$", "http://.a.com/$1", ["i1.a.com", "i3.a.com"])
     for url in ("http://i1.a.com/x.png", "http://i3.a.com/x.png"):
-        counts.count_one(book["r"], url, "c1", +1)
+        count(url)
     assert rec.nsupp == 1 and rec.nci == 1 and rec.malformed == 2
     assert not counts.valid(rec)
 
@@ -67,22 +56,15 @@ def test_a_rule_that_would_rewrite_its_own_key_again_is_never_valid():
     """A lazy capture before an optional class of two-word slugs drops two words per
     pass: /t/7-a-b-c-d/ -> /t/7-a-b/ -> /t/7/. Crawlers canonicalize keys again (a key
     is also a URL they may fetch), so a key must be a fixed point of the rule."""
-    store = memory_store()
-    book = CandidateBook(store)
-    counts = ValidationCounts(store, book, HostURLs(store.table("url"), 1000), min_freq=1, min_supp=1, fpr_max=0.0)
-    rec = book.new(
-        "r",
-        group="g",
-        context=r"^http://a\.com/(?:forum/)?t/([^/?=&#;:.]+?)(?:(?:\-[a-zA-Z]+\-[a-zA-Z]+))?/$",
-        transformation="http://a.com/t/$1/",
-        hosts=["a.com"],
-        freq=5,
+    rec, count, counts = _counted(
+        r"^http://a\.com/(?:forum/)?t/([^/?=&#;:.]+?)(?:(?:\-[a-zA-Z]+\-[a-zA-Z]+))?/$",
+        "http://a.com/t/$1/",
+        ["a.com"],
     )
-    book.install(rec)
     for url in ("http://a.com/forum/t/7-a-b/", "http://a.com/t/7-c-d/"):
-        counts.count_one(book["r"], url, "c1", +1)
+        count(url)
     assert rec.nsupp == 1 and rec.nci == 1 and rec.malformed == 0  # keys /t/7/: fixed points
-    counts.count_one(book["r"], "http://a.com/t/7-a-b-c-d/", "c1", +1)  # key /t/7-a-b/, then /t/7/
+    count("http://a.com/t/7-a-b-c-d/")  # key /t/7-a-b/, then /t/7/
     assert rec.malformed == 1 and not counts.valid(rec)
 
 
