@@ -782,6 +782,26 @@ def test_a_urls_key_follows_its_hosts_names_and_moves():
     assert p.prepared(url) == "http://b.example/x?s=1"
 
 
+def test_keys_are_remembered_per_host_within_a_cap():
+    """The memo of keys holds at most ``keys_cap`` URLs over every host, forgetting the
+    hosts remembered first, and gives each URL the key its host's names give it now."""
+    p = OnlineLearner(config_from_dict({})).params
+    p.keys_cap = 8
+    hosts = [f"h{i}.example" for i in range(5)]
+    for h in hosts:
+        p.drops[h] = ["s"]
+    urls = [(h, f"http://{h}/p{j}?s={j}&id={j}") for h in hosts for j in range(4)]
+    for _ in range(2):
+        for h, u in urls:
+            assert p.prepared(u, h) == u.replace(f"s={u[-1]}&", "")
+            assert p._nkeys <= 8
+            assert p._nkeys == sum(len(k.keys) for k in p._keys.values())
+    assert list(p._keys) == ["h3.example", "h4.example"]  # the last keyed, in order
+    p.drops["h4.example"] = ["s", "id"]
+    assert p.prepared("http://h4.example/p3?s=3&id=3", "h4.example") == "http://h4.example/p3"
+    assert p._nkeys == 5  # h4's keys under its old names are gone
+
+
 def every_host_rules(lrn: OnlineLearner) -> dict[str, list[str]]:
     """drop_param -> except_hosts of the active rules of every host."""
     return {r.drop_param: r.except_hosts for r in lrn.rules() if r.hosts == ["*"]}

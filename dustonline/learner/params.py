@@ -84,6 +84,19 @@ _PREPARED_CAP = 1 << 16  # URLs whose keys are remembered (prepared)
 MAX_SITE_HOSTS = 64  # hosts of a site a scheme rule may cover beyond those that showed it
 
 
+class HostKeys:
+    """The keys of one host's URLs, keyed to ``target`` under ``names`` (params.prepared):
+    one check per host and URL strings only, where a memo per URL held a copy of the
+    names with every key (allocations the cyclic collector then traversed)."""
+
+    __slots__ = ("target", "names", "keys")
+
+    def __init__(self, target: str | None, names: list[str]):
+        self.target = target
+        self.names = names
+        self.keys: dict[str, str] = {}
+
+
 def one_value(name: str, values: list[str]) -> bool:
     """Has a parameter varied with one value only (``?page=1`` and no ``page``)? Then the
     evidence says that value is the default, not that the page ignores the name: dropping
@@ -132,10 +145,12 @@ class ParamRules:
         # hosts whose URLs read otherwise since last taken (names or moves changed):
         # the rewrite rules' validation counts them again (online.py)
         self.renamed: set[str] = set()
-        # URL -> (its host's target, the names it was keyed under, its key): a validation
-        # URL is prepared when it is counted, when its cluster is derived, and at every
-        # backfill of its host; keying it once is 8% of a learner run
-        self._prepared: dict[str, tuple[str | None, list[str], str]] = {}
+        # the keys of validation URLs, per host: a validation URL is prepared when it is
+        # counted, when its cluster is derived, and at every backfill of its host; keying
+        # it once is 8% of a learner run
+        self._keys: dict[str, HostKeys] = {}
+        self._nkeys = 0  # URLs whose keys are remembered, over every host
+        self.keys_cap = _PREPARED_CAP
         # what keys read before this event's first change of names or moves (every move,
         # the old names of the hosts renamed), and the validation counts' sequence then:
         # the rewrite rules' counts move from those keys to the new ones (online.py)
@@ -519,15 +534,36 @@ class ParamRules:
         names = self.drops.get(target or host)
         if not names:
             return keyed(url, target, names)
-        memo = self._prepared
-        m = memo.get(url)
-        if m is not None and m[0] == target and m[1] == names:
-            return m[2]
-        key = keyed(url, target, names)
-        if len(memo) >= _PREPARED_CAP:
-            memo.clear()
-        memo[url] = (target, list(names), key)  # a copy: a stored list may change in place
+        hk = self._keys.get(host)
+        if hk is None or hk.target != target or hk.names != names:
+            hk = self._host_keys(host, target, names)
+        key = hk.keys.get(url)
+        if key is None:
+            key = keyed(url, target, names)
+            if self._nkeys >= self.keys_cap:
+                self._forget_keys()
+                if self._keys.get(host) is not hk:  # this host's went too
+                    hk = self._host_keys(host, target, names)
+            hk.keys[url] = key
+            self._nkeys += 1
         return key
+
+    def _host_keys(self, host: str, target: str | None, names: list[str]) -> HostKeys:
+        """A host's memo of keys, empty, for URLs keyed to ``target`` under ``names``."""
+        old = self._keys.pop(host, None)
+        if old is not None:
+            self._nkeys -= len(old.keys)
+        hk = self._keys[host] = HostKeys(target, list(names))  # a copy: a stored list may change in place
+        return hk
+
+    def _forget_keys(self) -> None:
+        """The memo is full: the hosts whose keys were remembered first go, down to half
+        (those keyed lately are walked again soonest: a host's back-fills come in runs)."""
+        keys = self._keys
+        for host in list(keys):
+            if self._nkeys <= self.keys_cap // 2:
+                break
+            self._nkeys -= len(keys.pop(host).keys)
 
     def _changing(self, host: str | None = None) -> None:
         """Before names (of ``host``) or moves change: what the keys read until now."""
