@@ -11,6 +11,10 @@
    With ``--pure-too`` it runs again on the pure-Python modules (DUSTONLINE_PURE_PYTHON=1,
    setup.py says what the install compiles), between its own two reference timings, and
    prints the compiled build's speed-up and whether the two learned the same rules.
+   With ``--reference REV`` the learner of a past revision runs on the same stream, from
+   its own checkout, between its own reference timings too: issue 16 asks that the ratio
+   not fall below the learner's when the issue was filed (``--reference 6051348``), and
+   a ratio measured on another day cannot say that on a machine whose speed drifts.
 3. The learned rules canonicalize the same URLs (with Python's ``re``, and with RE2 when
    the ``re2`` extra is installed), against w3lib again, and the ratios are printed.
 Figures are printed, never asserted: speed is measured here, not in tests.
@@ -59,6 +63,43 @@ def child_learn(events: str, rules_out: str, state: str) -> None:
     )
 
 
+# the learner of another revision, in its own checkout: whichever entry point it has
+REFERENCE_CHILD = """
+import json, resource, sys
+from dustonline.config import load_config
+cfg = load_config(None)
+try:
+    from dustonline.runner import LearnRun
+except ImportError:  # before runner.py (2026-11-24)
+    from dustonline.cli import run_learner
+    learner, dlq, secs = run_learner([sys.argv[1]], cfg, sys.argv[2], None, sys.argv[3], False, None)
+else:
+    run = LearnRun([sys.argv[1]], cfg, state=sys.argv[2], dead_letter=sys.argv[3])
+    run.run(progress=False)
+    learner, secs = run.learner, run.seconds
+s = learner.summary()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"events": s["events"], "seconds": secs, "peak_mib": peak, "rules": len(learner.rules())}))
+"""
+
+
+def reference_learn(rev: str, events: Path, work: Path) -> dict:
+    """``rev``'s learner on ``events``, from a worktree (bench_revisions.py's, with the C
+    kernels) and from its directory, so that nothing of this checkout is imported."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_revisions import checkout
+
+    tree = checkout(rev, work)
+    try:
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env.pop("DUSTONLINE_PURE_PYTHON", None)
+        cmd = [sys.executable, "-c", REFERENCE_CHILD, str(events), str(work / "state-ref"), str(work / "dlq-ref.jsonl")]
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env, cwd=tree).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+
+
 def write_bench_stream(n_events: int, sites: int, seed: int, events: Path, truth: Path) -> int:
     """The benchmark's stream: ``sites`` generated sites, about ``n_events`` events (each
     page is fetched about 1.5-2 times: aliases, traps, errors); returns its pages."""
@@ -87,6 +128,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--keep", metavar="DIR", help="keep the stream and rules here")
     ap.add_argument("--pure-too", action="store_true", help="learn again on the pure-Python modules and compare")
+    ap.add_argument(
+        "--reference",
+        metavar="REV",
+        help="learn the stream with this revision's learner too (issue 16's reference: 6051348) and compare",
+    )
     ap.add_argument("--child", nargs=3, metavar=("EVENTS", "RULES", "STATE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -163,6 +209,23 @@ def main() -> None:
         print(f"peak memory      {pres['peak_mib']:,.0f} MiB")
         same = pure_rules.read_bytes() == rules.read_bytes()
         print(f"compiled / pure  {rate / prate:.2f}x   rules byte-identical: {'yes' if same else 'NO'}")
+
+    if args.reference:
+        before = timed(canonicalize_url, urls)
+        ref_res = reference_learn(args.reference, events, work)
+        after = timed(canonicalize_url, urls)
+        ref_rate = ref_res["events"] / ref_res["seconds"]
+        print(f"\n== the learner of {args.reference}, same stream, same run (its own checkout)")
+        print(
+            f"throughput       {ref_rate:,.0f} events/s   ({ref_res['rules']:,} rules; this build {s['active_rules']:,})"
+        )
+        print(f"w3lib reference  {before:,.0f} URLs/s before, {after:,.0f} after")
+        print(f"ratio            {ref_rate / (before * after) ** 0.5:.3f}   events/s per w3lib URL/s")
+        print(f"peak memory      {ref_res['peak_mib']:,.0f} MiB")
+        print(
+            f"this build / {args.reference}  {rate / ref_rate:.2f}x events/s, "
+            f"{(rate / ref_learn) / (ref_rate / (before * after) ** 0.5):.2f}x in ratio to w3lib"
+        )
 
     rs = RuleSet.load(rules)
     ours = timed(rs.canonicalize, urls)
