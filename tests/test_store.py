@@ -33,6 +33,24 @@ def test_reads_see_buffered_writes_and_deletes(store):
     assert t["b"] == 2 and t.pop("b") == 2 and t.get("b", "gone") == "gone"
 
 
+def test_a_read_after_a_write_sees_it_whether_the_cache_kept_it_or_not(store):
+    """The read cache is read first and holds pending writes too: a key read (and cached)
+    as missing, then written, reads as written; a pending write the cache evicted still
+    reads from the pending buffer; a delete reads as missing."""
+    t = store.table("w", flush_at=1000)
+    assert t.get("x") is None  # cached as missing
+    t["x"] = [1]
+    assert t.get("x") == [1]
+    for i in range(20):  # the cache (8 entries) evicts "x", still pending
+        assert t.get(f"m{i}") is None
+    assert "x" not in t._cache and t.get("x") == [1]
+    t["x"] = [2]
+    del t["y"]
+    assert t.get("x") == [2] and t.get("y") is None
+    t.flush()
+    assert t.get("x") == [2] and "y" not in t
+
+
 def test_a_retired_prefix_is_deleted_with_its_pending_writes_at_the_next_flush(store):
     """A count epoch left behind: written before and after its last flush, gone once the
     next flush has run; other keys, pending or stored, stay."""

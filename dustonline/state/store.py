@@ -88,9 +88,11 @@ class Table:
             self._rebuild_filter()
 
     def get(self, key: str, default: Any = None) -> Any:
-        v = self._pending.get(key, _MISSING)
+        # the read cache first: it holds this table's pending writes too (``__setitem__``),
+        # so a hit costs one lookup in the larger dict, not two
+        v = self._cache.get(key, _MISSING)
         if v is _MISSING:
-            v = self._cache.get(key, _MISSING)
+            v = self._pending.get(key, _MISSING)
             if v is _MISSING:
                 known = self._known
                 if known is not None:  # KeyFilter.__contains__, inlined: a call costs as much
@@ -120,6 +122,8 @@ class Table:
     def __setitem__(self, key: str, value: Any) -> None:
         pending = self._pending
         pending[key] = value
+        if self._keep:
+            self._cache[key] = value  # what ``get`` reads first (a flush would cache it anyway)
         known = self._known
         if known is not None:
             if value is _DELETED:
