@@ -216,9 +216,8 @@ def main() -> None:
         after = timed(canonicalize_url, urls)
         ref_rate = ref_res["events"] / ref_res["seconds"]
         print(f"\n== the learner of {args.reference}, same stream, same run (its own checkout)")
-        print(
-            f"throughput       {ref_rate:,.0f} events/s   ({ref_res['rules']:,} rules; this build {s['active_rules']:,})"
-        )
+        rules_note = f"{ref_res['rules']:,} rules; this build {s['active_rules']:,}"
+        print(f"throughput       {ref_rate:,.0f} events/s   ({rules_note})")
         print(f"w3lib reference  {before:,.0f} URLs/s before, {after:,.0f} after")
         print(f"ratio            {ref_rate / (before * after) ** 0.5:.3f}   events/s per w3lib URL/s")
         print(f"peak memory      {ref_res['peak_mib']:,.0f} MiB")
