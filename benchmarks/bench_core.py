@@ -70,7 +70,7 @@ from dustonline.config import load_config
 cfg = load_config(None)
 try:
     from dustonline.runner import LearnRun
-except ImportError:  # before runner.py (2026-11-24)
+except ImportError:  # before runner.py (0d90c96)
     from dustonline.cli import run_learner
     learner, dlq, secs = run_learner([sys.argv[1]], cfg, sys.argv[2], None, sys.argv[3], False, None)
 else:
