@@ -21,8 +21,9 @@ from .validation import fpr
 CANDIDATE, REDUNDANT = "candidate", "redundant"
 TARGETED = "~t"  # id suffix of the re-targeted part of a rule (``targeted_rule``)
 KV_GROUP = "kv:"  # the group of a key-value rule's candidate: parameter order, path case (kvrules.py)
-# kv groups by kind (kvrules.ORDER, kvrules.CASE), and the path edit that does all they do
-_SUBSUMING = ((KV_GROUP + "o\x1e", SORT_QUERY), (KV_GROUP + "c\x1e", LOWERCASE_PATH))
+KV_ORDER, KV_CASE = "o", "c"  # the kinds of kv group, each key's first field (kvrules.py)
+# kv groups by kind, and the path edit that does all they do
+_SUBSUMING = ((KV_GROUP + KV_ORDER + "\x1e", SORT_QUERY), (KV_GROUP + KV_CASE + "\x1e", LOWERCASE_PATH))
 
 
 def kv_edit(group: str) -> str | None:

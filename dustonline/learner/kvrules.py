@@ -34,7 +34,7 @@ from ..hashing import short_id
 from ..rules.ruleset import parse_transformation
 from ..rules.urls import site_of_host
 from ..state.store import Store
-from .candidates import KV_GROUP, CandidateBook
+from .candidates import KV_CASE, KV_GROUP, KV_ORDER, CandidateBook
 from .casefold import CASE_RULE, case_evidence, has_upper_path, transformation
 from .counts import ValidationCounts
 from .induce import AmbiguousRule, render
@@ -42,7 +42,7 @@ from .lifecycle import Lifecycle
 from .paramorder import MAX_ORDERS, branch, order_evidence, order_rule, query_out, split_query
 from .records import Candidate, KVRec
 
-ORDER, CASE = "o", "c"
+ORDER, CASE = KV_ORDER, KV_CASE  # defined beside KV_GROUP: candidates.kv_edit reads them too
 
 
 def _okey(keys) -> str:
