@@ -97,7 +97,8 @@ def reference_learn(rev: str, events: Path, work: Path) -> dict:
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env, cwd=tree).stdout
         return json.loads(out.strip().splitlines()[-1])
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+        if tree != ROOT:  # "." is this checkout itself, not a worktree checkout() made
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 def write_bench_stream(n_events: int, sites: int, seed: int, events: Path, truth: Path) -> int:
