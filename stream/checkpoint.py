@@ -75,7 +75,7 @@ class Checkpoints:
 
         batch = faust_compat.new_batch(MAX_CHECKPOINT_BYTES)
         size = 0
-        for k, v in records:
+        for k, v in records.items():
             size += len(k) + (len(v) if v is not None else 0) + 16
             if batch.append(timestamp=None, key=k, value=v) is None:
                 raise RuntimeError(

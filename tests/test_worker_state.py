@@ -49,11 +49,11 @@ def test_commit_writes_the_table_and_returns_the_changelog_batch_with_the_offset
     assert b.applied_offset == -1
     b.db.put(b"t\x00old", b"x")
     b.write(b"t\x00", {"k": "v", "old": None}, None, lambda v: v.encode())
-    records = b.commit(41)
+    records = list(b.commit(41).items())
     assert records[-1] == (OFFSET_KEY, b"41")  # last in the batch: present only if the whole batch is
     assert (b"t\x00k", b"v") in records and (b"t\x00old", None) in records
     assert b.db.get(b"t\x00k") == b"v" and b.db.get(b"t\x00old") is None and b.applied_offset == 41
-    assert b.commit(42) == [(OFFSET_KEY, b"42")]
+    assert list(b.commit(42).items()) == [(OFFSET_KEY, b"42")]
 
 
 def test_commit_applies_writes_and_range_deletes_in_their_order(tmp_path):

@@ -137,16 +137,16 @@ class OverlayBackend(_Backend):
         raw = self.db.get(OFFSET_KEY)
         return int(raw) if raw is not None else -1
 
-    def commit(self, source_offset: int) -> list[tuple[bytes, bytes | None]]:
+    def commit(self, source_offset: int) -> dict[bytes, bytes | None]:
         """Overlay -> the database in one atomic batch, with the source offset it covers.
-        Returns the records for the changelog, the offset last."""
+        Returns the records for the changelog, key -> value (None: deleted), the offset
+        last: the overlay itself, since a list of its pairs was a tuple per record."""
         ov = self._overlay
         offset = str(source_offset).encode()
         ov[OFFSET_KEY] = offset  # last: present only if the whole batch is
         wb, self._batch = self._batch, _new_batch()
         wb.put(OFFSET_KEY, offset)
         self.db.write(wb, self._write_options)
-        records = list(ov.items())
         self._overlay = {}
         self._sorted = None
-        return records
+        return ov
