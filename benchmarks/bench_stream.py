@@ -1,7 +1,7 @@
 """End to end through Kafka: one worker against the embedded learner, in the same run.
 
     python benchmarks/bench_stream.py [--events 200000] [--batch 100] [--batched-only]
-        [--latency-events 40000 --rate 4000 --latency-batch-ms 0] [--workers 1]
+        [--latency-events 40000 --rate 4000 --latency-batch-ms 0] [--workers 1] [--rounds 1]
 
 Needs a broker: uses the one on 127.0.0.1:9092 (DUSTONLINE_KAFKA_PORT) or starts
 scripts/kafka.sh. Prints:
@@ -12,6 +12,8 @@ scripts/kafka.sh. Prints:
    parse, learn, RocksDB table, changelog). The embedded learner (`dustonline learn`'s
    path: read, parse, learn, RocksDB; with ``--partitions N`` for N workers) runs on the
    same events and config; the ratios are workers / embedded.
+   ``--rounds N`` measures both N times in turn and prints the median ratios with
+   their spread: this machine's speed drifts by more than the effects measured.
 2. Rule latency. A second stream is published at a steady rate while the workers learn
    it and a subscriber follows the rules topic. For every rule activation, the embedded
    learner on the same stream says which event's processing published it; the latency
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,9 +180,29 @@ def throughput(args, host: str, tmp: Path) -> None:
         f"\n== throughput: {len(events):,} events, {len({e.url.split('/')[2] for e in events}):,} hosts, "
         f"{args.workers} worker(s) on as many partitions"
     )
+    ratios: dict[int, list[tuple[float, float]]] = {}
+    for r in range(args.rounds):
+        if args.rounds > 1:
+            print(f"-- round {r + 1} of {args.rounds}")
+        for batch, ratio, cpu_ratio in _throughput_round(args, host, tmp, path, len(events)):
+            ratios.setdefault(batch, []).append((ratio, cpu_ratio))
+    if args.rounds > 1:
+        for batch, rs in ratios.items():
+            wall, cpu = sorted(x for x, _ in rs), sorted(y for _, y in rs)
+            print(
+                f"median of {args.rounds} rounds, {batch:>3}/message {statistics.median(wall):>6.2f}   "
+                f"(rounds {wall[0]:.2f}-{wall[-1]:.2f}; target >= {0.6 if batch == 1 else 0.8}; per CPU second "
+                f"{statistics.median(cpu):.2f}, {cpu[0]:.2f}-{cpu[-1]:.2f})"
+            )
+
+
+def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> list[tuple[int, float, float]]:
+    """The workers on each message size, then the embedded learner: one reading of each
+    ratio. Rounds alternate the two, so a drift of the machine's speed within the run
+    shows as a spread of the rounds rather than as a bias of one side."""
     rows = []
     for batch in dict.fromkeys(((1,) if not args.batched_only else ()) + (args.batch,)):
-        rate, cpu_rate, st, metrics, peak = worker_rate(path, len(events), host, tmp, args, batch)
+        rate, cpu_rate, st, metrics, peak = worker_rate(path, n_events, host, tmp, args, batch)
         ckpt = {
             line.split()[0]: float(line.split()[1])
             for line in metrics.splitlines()
@@ -206,12 +229,15 @@ def throughput(args, host: str, tmp: Path) -> None:
             f"peak RSS {peak:,.0f} MiB)"
         )
     print(f"embedded learner           {emb:>9,.0f} events/s {emb_cpu:>9,.0f} per CPU s   ({rules} active rules)")
+    out = []
     for batch, rate, cpu_rate, *_ in rows:
         target = 0.6 if batch == 1 else 0.8
         print(
             f"ratio worker/embedded, {batch:>3}/message {rate / emb:>6.2f}   (target >= {target}; per CPU second "
             f"{cpu_rate / emb_cpu:.2f})"
         )
+        out.append((batch, rate / emb, cpu_rate / emb_cpu))
+    return out
 
 
 class _Watch(threading.Thread):
@@ -370,9 +396,17 @@ def main() -> None:
     )
     ap.add_argument("--batched-only", action="store_true", help="skip the one-event-per-message run")
     ap.add_argument("--workers", type=int, default=1, help="workers, on as many partitions (default 1)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure the throughput this many times, workers and embedded learner in turn, and print the medians",
+    )
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, got {args.rounds}")
     host = broker()
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as d:
         tmp = Path(d)
