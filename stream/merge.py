@@ -11,13 +11,15 @@ import msgspec
 from dustonline.rules.merge import RuleMerger, decode_partials, encode_partials
 from dustonline.rules.ruleset import RETIRED
 
-from . import topics
+from . import faust_compat, topics
 from .metrics import WorkerMetrics
 from .outputs import Outputs
 
 log = logging.getLogger("dustonline.worker")
 
 _partial_dec = msgspec.json.Decoder(topics.Partial)
+MERGE_BATCH = 1000  # partials merged per delivery at most
+MERGE_WITHIN = 0.01  # seconds a buffer waits for more partials: added to a rule's latency
 
 
 class MergeAgent:
@@ -29,26 +31,32 @@ class MergeAgent:
         self.merger = RuleMerger()
 
     async def merge(self, stream) -> None:
-        """One partial at a time; acked once the merged record it caused is delivered
-        (a restart re-reads unacked partials; the merge ignores what it has seen)."""
-        out = self.outputs
-        async for event in stream.noack().events():
-            msg = event.message
-            try:
-                partial = _partial_dec.decode(msg.value)
-            except msgspec.DecodeError as e:
-                log.error("rule partials offset %s: %s", msg.offset, e)
-                await stream.ack(event)
-                continue
-            key = msg.key
-            partials = decode_partials(self.table.get(key))
-            merged = self.merger.apply(partial.partition, partial.rule, partials)
-            if merged is not None:
-                self.table[key] = encode_partials(partials)
-                topic = self.rules_topic
-                out.send(topic, topics.rule_key(merged.id), topics.rule_value(merged))
-                if merged.status == RETIRED:
-                    out.send(topic, topics.rule_key(merged.id), None)  # tombstone: compaction drops the id
-                self.metrics.rule_changes.labels(status=merged.status).inc()
-                out.deliver()
-            await stream.ack(event)
+        """The partials a buffer at a time (what came within ``MERGE_WITHIN`` seconds, up to
+        ``MERGE_BATCH``); Faust acks a buffer's partials once the merged records they
+        caused are delivered (a restart re-reads unacked partials; the merge ignores what
+        it has seen). The wait for delivery leaves the event loop, and the learner on it,
+        running."""
+        async for events in stream.take_events(MERGE_BATCH, within=MERGE_WITHIN):
+            sent: list = []
+            for event in events:
+                faust_compat.as_current_event(event)  # the merged table's partition is the partial's
+                self._merge_one(event.message, sent)
+            await self.outputs.delivered(sent)
+
+    def _merge_one(self, msg, sent: list) -> None:
+        try:
+            partial = _partial_dec.decode(msg.value)
+        except msgspec.DecodeError as e:
+            log.error("rule partials offset %s: %s", msg.offset, e)
+            return
+        key = msg.key
+        partials = decode_partials(self.table.get(key))
+        merged = self.merger.apply(partial.partition, partial.rule, partials)
+        if merged is None:
+            return
+        self.table[key] = encode_partials(partials)
+        out, topic = self.outputs, self.rules_topic
+        sent.append(out.queue(topic, topics.rule_key(merged.id), topics.rule_value(merged)))
+        if merged.status == RETIRED:  # tombstone: compaction drops the id
+            sent.append(out.queue(topic, topics.rule_key(merged.id), None))
+        self.metrics.rule_changes.labels(status=merged.status).inc()
