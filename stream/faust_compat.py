@@ -134,15 +134,11 @@ def fetch_max_wait(app) -> int | None:
 
 
 # ---------------------------------------------------------------- table
-def as_current_event(event) -> None:
-    """Make ``event`` Faust's current event, as stream iteration does: a table write takes
-    its changelog partition from it, and events taken a buffer at a time
+def as_current_event(stream, event) -> None:
+    """Make ``event`` the current event of ``stream``, as its iteration does: a table write
+    takes its changelog partition from it, and events taken a buffer at a time
     (``Stream.take_events``) are not iterated one by one. The caller holds the event."""
-    import weakref
-
-    from faust.streams import _current_event
-
-    _current_event.set(weakref.ref(event))
+    stream._set_current_event(event)
 
 
 def partition_db(table, partition: int):

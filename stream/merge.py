@@ -39,7 +39,7 @@ class MergeAgent:
         async for events in stream.take_events(MERGE_BATCH, within=MERGE_WITHIN):
             sent: list = []
             for event in events:
-                faust_compat.as_current_event(event)  # the merged table's partition is the partial's
+                faust_compat.as_current_event(stream, event)  # the merged table's partition is the partial's
                 self._merge_one(event.message, sent)
             await self.outputs.delivered(sent)
 
