@@ -77,7 +77,10 @@ def _parser() -> argparse.ArgumentParser:
         "--partitions",
         type=int,
         metavar="N",
-        help="learn as a worker group on a pages topic of N partitions does (one learner per partition)",
+        help=(
+            "learn as a worker group on a pages topic of N partitions does: learning.shards learners "
+            "(the same rules for every N dividing it), or one per partition when it is 0"
+        ),
     )
     s.set_defaults(func=cmd_learn)
 

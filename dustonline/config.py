@@ -53,6 +53,9 @@ class Learning(_Section):
     # counts (``learn --partitions N``; the worker's coordinator counts pages records);
     # 0 = only when the input ends or the group is quiet
     pool_every: int = 5_000
+    # sites are learned in this many shards (learner/shards.py), whatever the partitions:
+    # any partition count dividing it learns the same rules; 0 = one per partition
+    shards: int = 0
 
     def __post_init__(self) -> None:
         if 0.5 <= self.confidence < 1.0:  # out of range: check() says so
@@ -179,6 +182,12 @@ class Config(_Section):
         if not K.bootstrap_servers.strip():
             problems.append("kafka.bootstrap_servers must name at least one host:port")
         _positive(problems, "kafka.partitions", K.partitions, low=1)
+        _positive(problems, "learning.shards", L.shards, low=0)
+        if L.shards > 0 and K.partitions > 0 and L.shards % K.partitions:
+            problems.append(
+                f"kafka.partitions ({K.partitions}) must divide learning.shards ({L.shards}): a partition holds "
+                "whole shards (docs/service.md)"
+            )
         _positive(problems, "kafka.replication_factor", K.replication_factor, low=1)
         _positive(problems, "kafka.checkpoint_every", K.checkpoint_every, low=1)
         _positive(problems, "kafka.max_partition_fetch_bytes", K.max_partition_fetch_bytes, low=1 << 16)

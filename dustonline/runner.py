@@ -17,8 +17,9 @@ from .events.deadletter import DeadLetter
 from .events.readers import Rejected, read_events
 from .learner.online import OnlineLearner
 from .learner.partitioned import PartitionedLearner
+from .learner.shards import shard_count
 from .state.durable import RunRecord, StateDir, identify
-from .state.store import Store, rocks_store
+from .state.store import rocks_store
 
 
 class LearnRun:
@@ -37,27 +38,30 @@ class LearnRun:
             raise ValueError(f"--partitions must be >= 1, got {partitions}")
         self.inputs, self.cfg = list(inputs), cfg
         self.fmt = fmt or cfg.input.format
-        self.state = StateDir(state, partitions) if state is not None else None
+        # shards, each in a namespace of the one store (learner/shards.py); None: one learner
+        shards = shard_count(cfg, partitions or 1) if partitions or cfg.learning.shards else None
+        self.state = StateDir(state) if state is not None else None
         last = self.state.recover() if self.state is not None else None
         S = cfg.storage
-        n = partitions or 1
-        self.stores: list[Store] = [
-            rocks_store(self.state.store_path(i) if self.state is not None else None, S.cache_entries, S.cache_mib)
-            for i in range(n)
-        ]
+        self.store = rocks_store(
+            self.state.store_path() if self.state is not None else None, S.cache_entries, S.cache_mib
+        )
         self.learner: OnlineLearner | PartitionedLearner
-        if partitions:
-            self.learner = PartitionedLearner(cfg, partitions, lambda p: self.stores[p])
+        if shards:
+            store = self.store
+            self.learner = PartitionedLearner(
+                cfg, partitions or 1, lambda s: store.namespace(f"{s}/", shards), root=store
+            )
             merged = self.state.extra("merger") if self.state is not None else None
             if merged is not None:
                 self.learner.merger.restore(merged)
         else:
-            self.learner = OnlineLearner(cfg, self.stores[0])
+            self.learner = OnlineLearner(cfg, self.store)
         s = self.learner.summary()
         self.record = (
-            self.state.begin(last, identify(self.inputs, self.fmt, cfg, partitions), s["events"], s["ignored"])
+            self.state.begin(last, identify(self.inputs, self.fmt, cfg, shards), s["events"], s["ignored"])
             if self.state is not None
-            else RunRecord(identity=identify([], self.fmt, cfg, partitions))
+            else RunRecord(identity=identify([], self.fmt, cfg, shards))
         )
         self.resumed_at = self.record.position
         self.dlq = DeadLetter(dead_letter)
@@ -112,7 +116,7 @@ class LearnRun:
         rec.skipped = dict(self.skipped)
         rec.dead_letter_bytes = self.dlq.tell()
         extra = {"merger": self.learner.merger.dump()} if isinstance(self.learner, PartitionedLearner) else None
-        self.state.commit(self.stores, rec, extra)
+        self.state.commit(self.store, rec, extra)
 
     def _why_no_rules(self, s: dict) -> str:
         """A small crawl that learns nothing says why, instead of an empty file."""

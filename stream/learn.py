@@ -15,17 +15,17 @@ duplicates. Rejected events go to the dead-letter topic with the reason.
 from __future__ import annotations
 
 import asyncio
-import functools
 import gc
 import logging
+import os
 import time
 
 from dustonline.config import Config
 from dustonline.events.event import BadEvent
 from dustonline.events.readers import parse_message
-from dustonline.events.routing import partition_for
-from dustonline.learner.online import OnlineLearner
-from dustonline.rules.urls import host_of, site_of_host
+from dustonline.events.routing import partition_of_host
+from dustonline.learner.shards import ShardGroup, shard_count, shards_of
+from dustonline.rules.urls import host_of
 from dustonline.state.store import Store
 
 from . import faust_compat, topics
@@ -40,7 +40,7 @@ log = logging.getLogger("dustonline.worker")
 
 
 class Partition:
-    """One assigned partition: its learner, and the messages taken but not yet acked."""
+    """One assigned partition: its shards' learners, and the messages taken but not yet acked."""
 
     __slots__ = (
         "p",
@@ -56,7 +56,7 @@ class Partition:
         "seeking",
     )
 
-    def __init__(self, p: int, backend: FaustTableBackend, learner: OnlineLearner):
+    def __init__(self, p: int, backend: FaustTableBackend, learner: ShardGroup):
         self.p = p
         self.backend = backend
         self.learner = learner
@@ -132,9 +132,7 @@ class LearnAgent:
 
     def _open(self, p: int) -> Partition:
         backend = FaustTableBackend(self.table, p)
-        learner = OnlineLearner(
-            self.cfg, Store(backend, self.cfg.storage.cache_entries, cache_mib=self.cfg.storage.cache_mib)
-        )
+        learner = self._shards(p, Store(backend, self.cfg.storage.cache_entries, cache_mib=self.cfg.storage.cache_mib))
         ps = self.parts[p] = Partition(p, backend, learner)
         ps.since_flush = int(learner.derivation_pending)
         # Faust resumes where this process last read, which can be past a checkpoint the
@@ -147,8 +145,26 @@ class LearnAgent:
         seek = asyncio.ensure_future(self.app.consumer.seek_wait({TP(self.K.pages_topic, p): ps.applied + 1}))
         self._seeks.add(seek)  # the loop keeps only a weak reference to a task
         seek.add_done_callback(self._seek_done)
-        log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.stats.events)
+        log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.events)
         return ps
+
+    def _shards(self, p: int, store: Store) -> ShardGroup:
+        """Partition ``p``'s shard learners, each in a namespace of the partition's store
+        when it holds several (one: the store itself, as before shards)."""
+        npart = self.npart or faust_compat.topic_partitions(self.app, self.K.pages_topic) or self.K.partitions
+        try:
+            total = shard_count(self.cfg, npart)
+        except ValueError as e:  # the topic was made otherwise than the config says
+            log.critical("pages topic %s: %s", self.K.pages_topic, e)
+            logging.shutdown()
+            os._exit(2)
+        mine = shards_of(p, npart, total)
+        if len(mine) == 1:
+            return ShardGroup(self.cfg, mine, total, lambda s: store, rounds=False)
+        # with one partition no coordinator runs: its shards pool among themselves
+        return ShardGroup(
+            self.cfg, mine, total, lambda s: store.namespace(f"{s}/", len(mine)), rounds=npart == 1, root=store
+        )
 
     def _seek_done(self, seek: asyncio.Future) -> None:
         self._seeks.discard(seek)
@@ -238,9 +254,9 @@ class LearnAgent:
         ps.marker_sent = False
         lrn = ps.learner
         if others is not None:
-            self.outputs.partials(self.partials_topic, ps.p, lrn.pool(others))
+            self.outputs.partials(self.partials_topic, lrn.pool(others))
         if ps.since_flush or others is not None:
-            self.outputs.partials(self.partials_topic, ps.p, lrn.flush())
+            self.outputs.partials(self.partials_topic, lrn.flush())
             ps.since_flush = 0
         if self.npart != 1:  # one partition has nothing to pool with (None: not known yet)
             self.outputs.transfer(self.transfer_topic, ps.p, off, lrn.shared_counts())
@@ -255,7 +271,7 @@ class LearnAgent:
             self._misrouted(ps.p, msg, ev.url)
         changes = ps.learner.learn_one(ev)
         if changes:
-            self.outputs.partials(self.partials_topic, ps.p, changes)
+            self.outputs.partials(self.partials_topic, changes)
 
     def _misrouted(self, p: int, msg, url: str) -> None:
         """Learned all the same (it is a fetch), but its site's evidence is split across
@@ -335,11 +351,4 @@ class LearnAgent:
 
 def _route(url: str, partitions: int) -> int:
     """The partition the event's site key goes to with Kafka's default partitioner."""
-    return _route_host(host_of(url), partitions)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _route_host(host: str, partitions: int) -> int:
-    # routing.site_key(url) is site_of_host(host_of(url)): per host, the public suffix
-    # lookup runs once rather than for every event
-    return partition_for(site_of_host(host).encode(), partitions)
+    return partition_of_host(host_of(url), partitions)

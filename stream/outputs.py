@@ -107,13 +107,13 @@ class Outputs:
             logging.shutdown()
             os._exit(75)
 
-    def partials(self, topic: str, p: int, changes: list[Rule]) -> None:
-        """Rule changes of pages partition ``p``'s learner, for the merge."""
-        for rule in changes:
-            self.send(topic, topics.rule_key(rule.id), _partial_enc.encode(topics.Partial(p, rule)))
+    def partials(self, topic: str, changes: list[tuple[int, Rule]]) -> None:
+        """Rule changes of shard learners (learner/shards.py), for the merge."""
+        for shard, rule in changes:
+            self.send(topic, topics.rule_key(rule.id), _partial_enc.encode(topics.Partial(shard, rule)))
 
     def transfer(self, topic: str, p: int, offset: int, counts) -> bool:
-        """Pages partition ``p``'s shared counts as of its flush marker at ``offset``;
+        """Pages partition ``p``'s shared counts (by shard) as of its flush marker at ``offset``;
         False (logged and counted, nothing sent) when they are too large to send."""
         value = topics.transfer_value(p, offset, counts)
         if len(value) > topics.MAX_POOLED_BYTES:

@@ -2,12 +2,12 @@
 transfer classes, clusters of one rule shape, a rule's validation counts, the values its
 context is rendered from. Each site is in one partition; these sums span partitions.
 
-After a partition derives at a flush marker, its learner's counts go to the compacted
-transfer topic, keyed by the partition, with the marker's offset (learn.py). The worker
-that owns pages partition 0 coordinates: when the counts changed since it last pooled,
-it writes into every partition a flush marker carrying the other partitions' counts
-combined. Each learner adopts them where it reads the marker, derives, and publishes its
-counts again. A round starts
+After a partition derives at a flush marker, its shard learners' counts go to the
+compacted transfer topic, keyed by the partition, with the marker's offset (learn.py).
+The worker that owns pages partition 0 coordinates: when the counts changed since it last
+pooled, it writes into every partition a flush marker carrying, for each of its shards,
+the other shards' counts combined (learner/shards.py). Each learner adopts them where it
+reads the marker, derives, and publishes its counts again. A round starts
 - when every pages partition has been learned to its end (each one's counts are as of
   its last record): rounds repeat until the counts settle, from complete counts only, as
   PartitionedLearner.flush does at the end of ``dustonline learn --partitions N``; a
@@ -30,7 +30,7 @@ import threading
 import time
 
 from dustonline.config import Config
-from dustonline.learner.partitioned import POOL_ROUNDS
+from dustonline.learner.shards import POOL_ROUNDS, shard_count, shards_of
 from dustonline.learner.shared import Counts, others_of
 
 from . import clients, topics
@@ -131,7 +131,10 @@ class PoolCoordinator:
             t = self.counts.get(p)
             if ends.get(p, 0) > (t.offset + 1 if t is not None else 0):
                 complete = False  # records not learned yet, or learned but not published
-        counts = [dict(self.counts[p].counts) if p in self.counts else {} for p in range(npart)]
+        shards: dict[int, Counts] = {}
+        for t in self.counts.values():
+            shards.update(t.counts)
+        counts = [dict(shards.get(s, {})) for s in range(shard_count(self.cfg, npart))]
         if counts == self.pooled:
             if complete:
                 self.rounds = 0
@@ -154,7 +157,8 @@ class PoolCoordinator:
         if self._producer is None:
             self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
         pages = self.cfg.kafka.pages_topic
-        values = [topics.pool_value(others) for others in others_of(counts)]
+        others = others_of(counts)  # by shard
+        values = [topics.pool_value({s: others[s] for s in shards_of(p, npart, len(counts))}) for p in range(npart)]
         if max(map(len, values)) > topics.MAX_POOLED_BYTES:
             self.pooled = counts  # not again until the counts change
             if self.skipped_counter is not None:
@@ -179,7 +183,8 @@ class PoolCoordinator:
         if self.rounds_counter is not None:
             self.rounds_counter.inc()
         log.info(
-            "pooled transfer counts of %d partitions (%d names, %s)",
+            "pooled transfer counts of %d shards on %d partitions (%d names, %s)",
+            len(counts),
             npart,
             len({name for c in counts for name in c}),
             "all learned to their end" if complete else "periodic: some partition is busy",

@@ -6,12 +6,14 @@ format of docs/formats.md). A message with the header ``dustonline-format: jsonl
 several events of one partition, one JSON object per line, in order (``dustonline replay
 --batch``): the worker's cost per message is then shared by the lines. A record with the
 header ``dustonline-control: flush`` is a flush marker: the worker derives rules where it
-reads one (stream/learn.py); its value is empty, or a ``Pool`` (gzip'd JSON): the other
-partitions' cross-site counts, which the partition's learner adopts there (pool.py).
+reads one (stream/learn.py); its value is empty, or a ``Pool`` (gzip'd JSON): per shard
+of the partition, the other shards' cross-site counts combined, which the shard's learner
+adopts there (pool.py).
 Rules topic: key = rule id; value = the rule record as in a rules file, or null (a
 tombstone) to forget the id. Both UTF-8. The worker's internal partials topic: key =
 rule id; value = a ``Partial`` as JSON. Its transfer topic (compacted): key = pages
-partition; value = a ``Transfer`` as gzip'd JSON.
+partition; value = a ``Transfer`` as gzip'd JSON. Both carry shards
+(dustonline/learner/shards.py): one per partition unless ``learning.shards`` says more.
 """
 
 from __future__ import annotations
@@ -70,18 +72,23 @@ def _has_header(headers, name: str, value: bytes) -> bool:
 MAX_POOLED_BYTES = 900_000
 
 
-class Pool(msgspec.Struct):
-    """A flush marker's value: the other partitions' counts, combined."""
+Counts = dict[str, tuple[int, ...]]
 
-    others: dict[str, tuple[int, ...]]
+
+class Pool(msgspec.Struct):
+    """A flush marker's value: for each shard of the partition, the other shards' counts
+    combined."""
+
+    others: dict[int, Counts]
 
 
 class Transfer(msgspec.Struct):
-    """A partition learner's shared counts as of the flush marker at ``offset``."""
+    """A partition's shard learners' shared counts, by shard, as of the flush marker at
+    ``offset``."""
 
     partition: int
     offset: int
-    counts: dict[str, tuple[int, ...]]
+    counts: dict[int, Counts]
 
 
 def _gz(data: bytes) -> bytes:
@@ -101,7 +108,7 @@ def pool_value(others) -> bytes:
     return _gz(_json.encode(Pool(dict(others))))
 
 
-def pool_of(value: bytes | None) -> dict[str, tuple[int, ...]] | None:
+def pool_of(value: bytes | None) -> dict[int, Counts] | None:
     """The pooled counts a flush marker carries; None for a plain one; ValueError for a
     value that is neither."""
     if not value:
@@ -130,7 +137,8 @@ def rule_value(rule: Rule) -> bytes:
 
 
 class Partial(msgspec.Struct):
-    """A partition learner's rule change, on the partials topic."""
+    """A shard learner's rule change, on the partials topic (``partition`` names the
+    shard: with one shard per partition, as before shards, they are the same)."""
 
     partition: int
     rule: Rule

@@ -232,3 +232,70 @@ def test_four_partitions_key_every_url_of_the_sample_as_one_learner_does():
         keys.append([rules.canonicalize(ev.url) for ev in events])
     assert keys[0] == keys[1]
     assert sum(1 for ev, k in zip(events, keys[0], strict=True) if k != ev.url) > 5000
+
+
+def test_shards_learn_one_rule_set_whatever_the_partition_count(events):
+    """Issue 18: with ``learning.shards`` set, a partition count only says where the
+    shards are. `learn`, `learn --partitions 2` and `--partitions 4` write the same rule
+    records byte for byte, pooling while they learn (every 2,000 events here) and at the
+    end; a count that does not divide the shards is an error that says which do."""
+    from dustonline.rules.ruleset import encode_rule
+
+    cfg = config_from_dict({"learning": {**CFG["learning"], "shards": 4, "pool_every": 2000}})
+    written = []
+    for partitions in (1, 2, 4):
+        group = PartitionedLearner(cfg, partitions)
+        group.learn_many(events)
+        written.append(b"\n".join(map(encode_rule, group.rules())))
+    assert written[0] == written[1] == written[2] and written[0].count(b"\n") > 5
+    # and what a worker of partition p reports is its shards' counters
+    group = PartitionedLearner(cfg, 2)
+    group.learn_many(events)
+    parts = [group.partition_summary(p) for p in range(2)]
+    assert parts[0]["events"] + parts[1]["events"] == len(events) and min(p["events"] for p in parts) > 0
+    with pytest.raises(ValueError, match=r"3 partitions cannot hold learning.shards 4 whole.*\(1, 2, 4\)"):
+        PartitionedLearner(cfg, 3)
+    with pytest.raises(ConfigError, match=r"kafka.partitions \(3\) must divide learning.shards \(4\)"):
+        config_from_dict({"learning": {"shards": 4}, "kafka": {"partitions": 3}})
+
+
+def test_a_shard_group_of_one_partition_pools_as_the_whole(events):
+    """A worker's partition holds the shards s = p mod N in namespaces of one store; the
+    coordinator hands each shard the other shards' counts (stream/pool.py). Two such
+    partitions, pooled as the coordinator pools them when the group is quiet, learn the
+    rules the embedded shards learn."""
+    from dustonline.learner.shards import ShardGroup, shards_of
+    from dustonline.learner.shared import others_of
+    from dustonline.rules.merge import RuleMerger
+    from dustonline.rules.ruleset import encode_rule
+    from dustonline.state.store import memory_store
+
+    cfg = config_from_dict({"learning": {**CFG["learning"], "shards": 4, "pool_every": 0}})
+    ref = PartitionedLearner(cfg, 2)
+    ref.learn_many(events)
+    merger = RuleMerger()
+    stores = [memory_store() for _ in range(2)]
+    parts = [
+        ShardGroup(cfg, shards_of(p, 2, 4), 4, lambda s, p=p: stores[p].namespace(f"{s}/", 2), False, stores[p])
+        for p in range(2)
+    ]
+    for ev in events:
+        p = partition_for(site_key(ev.url), 2)
+        for s, r in parts[p].learn_one(ev):
+            merger.apply(s, r)
+    for part in parts:  # quiet: each derives at its flush marker
+        for s, r in part.flush():
+            merger.apply(s, r)
+    pooled = None
+    for _ in range(8):  # the coordinator's rounds, until the counts settle
+        by_shard = {s: c for part in parts for s, c in part.shared_counts().items()}
+        counts = [by_shard[s] for s in range(4)]
+        if counts == pooled:
+            break
+        pooled = counts
+        others = others_of(counts)
+        for p, part in enumerate(parts):
+            for s, r in part.pool({s: others[s] for s in shards_of(p, 2, 4)}) + part.flush():
+                merger.apply(s, r)
+    assert list(map(encode_rule, merger.rules())) == list(map(encode_rule, ref.rules()))
+    assert len(ref.rules()) > 5

@@ -324,3 +324,26 @@ def test_every_rocksdb_store_of_a_process_shares_one_memory_budget(tmp_path):
     assert memtables.get_buffer_size() == 256 << 20
     a.close()
     b.close()
+
+
+def test_namespaces_share_a_backend_and_keep_their_tables_apart(tmp_path):
+    """A worker's partition holds several shard learners in one store (learner/shards.py):
+    each in a namespace whose tables no other sees, whose close leaves the backend open,
+    and whose caches are its share of the store's."""
+    root = rocks_store(tmp_path / "db", cache_entries=1000)
+    a, b = root.namespace("0/", 2), root.namespace("1/", 2)
+    assert a.cache_entries == b.cache_entries == 500
+    a.table("t")["k"] = [1]
+    b.table("t")["k"] = [2]
+    root.table("t")["k"] = [3]
+    a.close()  # its tables written; the backend still open for b and the root
+    b.table("t")["j"] = [4]
+    b.close()
+    root.close()
+    again = rocks_store(tmp_path / "db")
+    assert again.namespace("0/").table("t").get("k") == [1]
+    assert dict(again.namespace("1/").table("t").items()) == {"j": [4], "k": [2]}
+    assert dict(again.table("t").items()) == {"k": [3]}
+    again.close()
+    with pytest.raises(ValueError, match="ends with '/'"):
+        again.namespace("0")

@@ -25,7 +25,7 @@ from dustonline import OnlineLearner, RuleSet
 from dustonline.config import Config, load_config
 from dustonline.evaluation.generator import GenConfig, generate, split_by_page
 from dustonline.learner.partitioned import PartitionedLearner
-from dustonline.rules.ruleset import read_rules
+from dustonline.rules.ruleset import encode_rule, read_rules
 from dustonline_stream.replay import replay
 from dustonline_stream.subscriber import RuleSubscriber
 from dustonline_stream.workerproc import WorkerProc, learned_all, partitions_state, service_config, wait_until
@@ -59,8 +59,10 @@ def stream_data(tmp_path_factory):
 
 
 def embedded(cfg_path, events, partitions: int | None):
+    """What `dustonline learn [--partitions N]` learns from ``events`` (runner.py)."""
     cfg = load_config(cfg_path)
-    learner = PartitionedLearner(cfg, partitions) if partitions else OnlineLearner(cfg)
+    sharded = partitions or cfg.learning.shards
+    learner = PartitionedLearner(cfg, partitions or 1) if sharded else OnlineLearner(cfg)
     learner.learn_many(events)
     return learner
 
@@ -139,8 +141,8 @@ def learner_differences(workers, reference: PartitionedLearner) -> list[str]:
     """Per partition, the learner statistics where the workers' differ from the reference's."""
     got = partitions_state(workers)
     out = []
-    for p, lrn in enumerate(reference.learners):
-        want, have = lrn.summary(), got.get(p)
+    for p in range(reference.partitions):
+        want, have = reference.partition_summary(p), got.get(p)
         if have is None:
             out.append(f"partition {p}: owned by no worker")
             continue
@@ -317,6 +319,30 @@ def test_kill9_mid_stream_then_restart_loses_and_recounts_nothing(kafka_broker, 
     w.start()
     wait_until(learned_all([w], 2, len(events)), 240, "the restarted worker to finish", [w])
     assert_group_equals_embedded(cfg, events, 2, [w])
+    assert "learner restored at offset" in w.tail(10_000)
+
+
+@pytest.mark.parametrize("partitions", [1, 2])
+def test_shards_learn_one_rule_set_on_any_partition_count(kafka_broker, stream_data, tmp_path, workers, partitions):
+    """Issue 18: with ``learning.shards`` 4, a topic of 1 or 2 partitions (4 or 2 shard
+    learners each, in namespaces of the partition's state) learns the rules `dustonline
+    learn` learns, record for record, and so does `learn --partitions 4`. The worker is
+    killed -9 mid-stream: the shards come back from the changelog."""
+    path, events, held_out = stream_data
+    learning = {"min_freq": 3, "min_supp": 3, "shards": 4}
+    cfg = service_config(kafka_broker, tmp_path, partitions=partitions, learning=learning)
+    replay([str(path)], load_config(cfg))
+    w = workers(cfg)
+    wait_until(learned_at_least([w], len(events) // 3), 180, "a third of the stream learned", [w])
+    w.kill9()
+    w.start()
+    wait_until(learned_all([w], partitions, len(events)), 240, "the restarted worker to finish", [w])
+    ref, got = assert_group_equals_embedded(cfg, events, partitions, [w])
+    one, four = embedded(cfg, events, None), embedded(cfg, events, 4)
+    assert list(map(encode_rule, one.rules())) == list(map(encode_rule, ref.rules()))
+    assert list(map(encode_rule, four.rules())) == list(map(encode_rule, ref.rules()))
+    want = RuleSet(one.rules())
+    assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
     assert "learner restored at offset" in w.tail(10_000)
 
 

@@ -150,12 +150,18 @@ def test_pooled_counts_travel_compressed_and_a_bad_marker_value_is_an_error_not_
 
     from dustonline_stream import topics
 
-    others = {"c\x00clkid": (3, 0), "m\x00abc\x00": (2,), "v\x00r-1": (4, 4, 0, 2)}
+    others = {1: {"c\x00clkid": (3, 0), "m\x00abc\x00": (2,), "v\x00r-1": (4, 4, 0, 2)}, 5: {}}  # by shard
     value = topics.pool_value(others)
     assert value[:2] == b"\x1f\x8b" and topics.pool_of(value) == others
     assert topics.pool_of(b"") is None
     t = topics.transfer_of(topics.transfer_value(1, 41, others))
     assert (t.partition, t.offset, t.counts) == (1, 41, others)
-    for bad in (b"not json", b"\x1f\x8b\x08garbage", b"\x1f\x8bXXXXXXXXXXXX", gzip.compress(b'{"others": 3}')):
+    for bad in (
+        b"not json",
+        b"\x1f\x8b\x08garbage",
+        b"\x1f\x8bXXXXXXXXXXXX",
+        gzip.compress(b'{"others": 3}'),
+        gzip.compress(b'{"others": {"c\\u0000x": [1, 0]}}'),
+    ):
         with pytest.raises(ValueError):
             topics.pool_of(bad)

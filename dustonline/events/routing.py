@@ -8,6 +8,8 @@ learner then reproduces what a group of workers learns from the same stream.
 
 from __future__ import annotations
 
+import functools
+
 from ..rules.urls import host_of, site_of_host
 
 _M = 0x5BD1E995
@@ -46,3 +48,14 @@ def site_key(url: str) -> bytes:
 
 def partition_for(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def partition_of_host(host: str, partitions: int) -> int:
+    """``partition_for(site_key(url), partitions)`` from the URL's host: per host, the
+    public suffix lookup and the hash run once rather than for every event."""
+    return _partition_of_host(host, partitions)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _partition_of_host(host: str, partitions: int) -> int:
+    return partition_for(site_of_host(host).encode(), partitions)

@@ -72,7 +72,7 @@ class OnlineLearner(LearnerBase):
         self.next_sweep: float | None = m.next_sweep
         self.stats = m.stats
         self.window = Window(s, self.cfg.window, m.logs)
-        self.host_urls = HostURLs(self.window.urls, self.cfg.storage.cache_entries)
+        self.host_urls = HostURLs(self.window.urls, s.cache_entries)  # a shard's store has its share
         self.clusters = s.table("cluster", type=ClusterRec, filtered=True)
         self.index = ClusterIndex(
             s,

@@ -14,7 +14,7 @@ matches. So the live database is never trusted across processes:
   writes of a killed process are dropped, and the run resumes at the recorded position.
 
 The unfinished run in a checkpoint must be resumed by the same command (inputs, format,
-config, partitions): anything else is refused, not merged. A finished run is the start
+config, shards): anything else is refused, not merged. A finished run is the start
 of the next one, which may read other inputs (state that continues across runs).
 """
 
@@ -50,7 +50,7 @@ class RunIdentity(msgspec.Struct, frozen=True):
     inputs: list[InputId]
     format: str
     config: str  # hash of the sections that decide what is learned
-    partitions: int = 0
+    partitions: int = 0  # shards (learner/shards.py); 0: one learner. The name is from before shards
 
 
 class RunRecord(msgspec.Struct):
@@ -68,13 +68,13 @@ class RunRecord(msgspec.Struct):
     base_ignored: int = 0
 
 
-def identify(inputs: list[str], fmt: str, config, partitions: int | None) -> RunIdentity:
+def identify(inputs: list[str], fmt: str, config, shards: int | None) -> RunIdentity:
     learned = {k: v for k, v in config.to_dict().items() if k in ("learning", "clustering", "window", "input")}
     return RunIdentity(
         inputs=[_input_id(p) for p in inputs],
         format=fmt,
         config=format(mmh3.hash128(msgspec.json.encode(learned)), "032x"),
-        partitions=partitions or 0,
+        partitions=shards or 0,
     )
 
 
@@ -104,23 +104,23 @@ def _differences(a: RunIdentity, b: RunIdentity) -> list[str]:
     if a.config != b.config:
         out.append("another configuration (learning, clustering, window or input)")
     if a.partitions != b.partitions:
-        out.append(f"--partitions {a.partitions or 'unset'}")
+        out.append(f"{a.partitions or 'no'} shards (learning.shards, or --partitions when it is 0)")
     return out
 
 
 class StateDir:
-    """``DIR`` of ``learn --state``: where each store lives and how it is checkpointed."""
+    """``DIR`` of ``learn --state``: where the store lives and how it is checkpointed (a
+    sharded learner's shards are namespaces of the one store)."""
 
-    def __init__(self, root: str | Path, partitions: int | None = None):
+    def __init__(self, root: str | Path):
         self.root = Path(root)
-        self.names = [f"p{p}" for p in range(partitions)] if partitions else [""]
         self.live = self.root / "live"
         self.ckpt = self.root / "checkpoint"
         self._new = self.root / "checkpoint.new"
         self._old = self.root / "checkpoint.old"
 
-    def store_path(self, i: int = 0) -> Path:
-        return self.live / self.names[i] if self.names[i] else self.live
+    def store_path(self) -> Path:
+        return self.live
 
     # ------------------------------------------------------------ start
     def recover(self) -> RunRecord | None:
@@ -145,17 +145,14 @@ class StateDir:
         if not (self.ckpt / RUN_FILE).exists():
             return None
         record = msgspec.json.decode((self.ckpt / RUN_FILE).read_bytes(), type=RunRecord)
-        if record.identity.partitions != (len(self.names) if self.names != [""] else 0):
-            n = record.identity.partitions
+        if any(p.is_dir() for p in self.ckpt.glob("p[0-9]*")):
             raise StateError(
-                f"{self.root} was learned {'with --partitions ' + str(n) if n else 'without --partitions'}; "
-                "use the same, or a new --state directory"
+                f"{self.root} holds a store per partition, as `learn --partitions` wrote before shards "
+                "(one store now); learn into a new --state directory"
             )
         tmp = self.root / "live.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        for name in self.names:
-            src = self.ckpt / name if name else self.ckpt
-            _link_copy(src, tmp / name if name else tmp, skip={RUN_FILE, "extra"})
+        _link_copy(self.ckpt, tmp, skip={RUN_FILE, "extra"})
         tmp.rename(self.live)
         return record
 
@@ -187,17 +184,15 @@ class StateDir:
         )
 
     # ------------------------------------------------------------ checkpoints
-    def commit(self, stores: list[Store], record: RunRecord, extra: dict[str, bytes] | None = None) -> None:
-        """Every store and ``record`` as the new checkpoint, atomically (the learner's own
-        ``checkpoint`` comes first: it writes its metadata into the stores)."""
+    def commit(self, store: Store, record: RunRecord, extra: dict[str, bytes] | None = None) -> None:
+        """The store and ``record`` as the new checkpoint, atomically (the learner's own
+        ``checkpoint`` comes first: it writes its metadata into the store)."""
         shutil.rmtree(self._new, ignore_errors=True)
         self._new.mkdir()
-        for name, store in zip(self.names, stores):
-            store.snapshot(self._new / name if name else self._new / "db")
-        if self.names == [""]:  # a single store's files sit at the top of the checkpoint
-            for f in (self._new / "db").iterdir():
-                f.rename(self._new / f.name)
-            (self._new / "db").rmdir()
+        store.snapshot(self._new / "db")
+        for f in (self._new / "db").iterdir():  # the store's files sit at the top of the checkpoint
+            f.rename(self._new / f.name)
+        (self._new / "db").rmdir()
         if extra:
             (self._new / "extra").mkdir()
             for k, v in extra.items():

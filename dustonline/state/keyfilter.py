@@ -22,16 +22,16 @@ MIN_CAPACITY = 1 << 20  # keys; 4 MiB
 class KeyFilter:
     __slots__ = ("bits", "mask", "capacity", "n")
 
-    def __init__(self, capacity: int = 0):
-        self.capacity = max(MIN_CAPACITY, capacity)
+    def __init__(self, capacity: int = 0, minimum: int = 0):
+        self.capacity = max(minimum or MIN_CAPACITY, capacity)
         nbits = 1 << (32 * self.capacity - 1).bit_length()  # >= 32 bits a key, a power of two
         self.bits = bytearray(nbits >> 3)
         self.mask = nbits - 1
         self.n = 0
 
     @classmethod
-    def of(cls, keys: Iterable[str], count: int) -> KeyFilter:
-        f = cls(4 * count)
+    def of(cls, keys: Iterable[str], count: int, minimum: int = 0) -> KeyFilter:
+        f = cls(4 * count, minimum)
         for k in keys:
             f.add(k)
         return f

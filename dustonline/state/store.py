@@ -20,6 +20,7 @@ import msgspec
 from mypy_extensions import mypyc_attr
 from sortedcontainers import SortedDict
 
+from . import keyfilter
 from .keyfilter import KeyFilter
 
 _enc = msgspec.msgpack.Encoder()
@@ -51,6 +52,7 @@ class Table:
         "_budget",
         "_mean",
         "_limit",
+        "_filter_min",
     )
 
     def __init__(
@@ -63,6 +65,7 @@ class Table:
         flush_at: int | None = None,
         filtered: bool = False,
         cache_bytes: int = 0,
+        filter_min: int = 0,
     ):
         self._b = backend
         self._prefix = name.encode() + b"\x00"
@@ -84,6 +87,7 @@ class Table:
         self._budget = cache_bytes
         self._mean = 0  # none seen yet
         self._limit = cache_entries
+        self._filter_min = filter_min
         if filtered:
             self._rebuild_filter()
 
@@ -146,7 +150,7 @@ class Table:
         self.flush()
         cut, scan = len(self._prefix), self._b.scan_keys
         count = sum(1 for _ in scan(self._prefix))  # a second pass, not a list of every key
-        self._known = KeyFilter.of((k[cut:].decode() for k in scan(self._prefix)), count)
+        self._known = KeyFilter.of((k[cut:].decode() for k in scan(self._prefix)), count, self._filter_min)
         self._stale = 0
 
     def __delitem__(self, key: str) -> None:
@@ -396,13 +400,43 @@ class Store:
     """A set of named tables over one backend. ``flush`` makes everything durable."""
 
     def __init__(
-        self, backend: _Backend, cache_entries: int = 200_000, cleanup: str | None = None, cache_mib: float = 0
+        self,
+        backend: _Backend,
+        cache_entries: int = 200_000,
+        cleanup: str | None = None,
+        cache_mib: float = 0,
+        namespace: str = "",
     ):
         self._b = backend
         self._tables: dict[str, Table] = {}
         self._cache_entries = cache_entries
         self._cache_bytes = int(cache_mib * (1 << 20))
         self._cleanup = cleanup
+        self._namespace = namespace  # prefixed to table names: a store within a store
+        self._owner = not namespace  # a namespace leaves syncing and closing the backend to its owner
+        self._filter_min = 0  # keys a table's filter holds at least (0: keyfilter.py's default)
+        self._share = 1  # namespaces splitting the backend's memory (``namespace``)
+
+    @property
+    def cache_entries(self) -> int:
+        """Entries a table caches at most (what a learner's own caches size themselves by)."""
+        return self._cache_entries
+
+    def namespace(self, name: str, share: int = 1) -> Store:
+        """Tables of their own over this store's backend, named ``name`` + table (a
+        shard's learner, learner/shards.py); ``share`` namespaces split the caches. Its
+        ``flush`` and ``close`` write its tables only: the backend is this store's."""
+        if not name or name[-1] != "/":
+            raise ValueError(f"a namespace ends with '/': {name!r}")
+        ns = Store(
+            self._b,
+            max(1, self._cache_entries // share),
+            cache_mib=self._cache_bytes / share / (1 << 20),
+            namespace=self._namespace + name,
+        )
+        ns._filter_min = max(1 << 12, (self._filter_min or keyfilter.MIN_CAPACITY) // share)
+        ns._share = self._share * share
+        return ns
 
     def table(
         self,
@@ -430,15 +464,26 @@ class Store:
                 if cache_entries is None
                 else cache_entries
                 if exact_cap
-                else min(cache_entries, self._cache_entries)
+                else min(max(1, cache_entries // self._share), self._cache_entries)
             )
-            t = self._tables[name] = Table(self._b, name, cap, keep, type, flush_at, filtered, self._cache_bytes)
+            t = self._tables[name] = Table(
+                self._b,
+                self._namespace + name,
+                cap,
+                keep,
+                type,
+                flush_at,
+                filtered,
+                self._cache_bytes,
+                self._filter_min,
+            )
         return t
 
     def flush(self) -> None:
         for t in self._tables.values():
             t.flush()
-        self._b.sync()
+        if self._owner:
+            self._b.sync()
 
     def snapshot(self, path: Path) -> None:
         """Everything written so far as a database in ``path`` (state/durable.py)."""
@@ -447,6 +492,8 @@ class Store:
 
     def close(self) -> None:
         self.flush()
+        if not self._owner:
+            return
         self._b.close()
         if self._cleanup:
             shutil.rmtree(self._cleanup, ignore_errors=True)
