@@ -299,3 +299,38 @@ def test_a_shard_group_of_one_partition_pools_as_the_whole(events):
                 merger.apply(s, r)
     assert list(map(encode_rule, merger.rules())) == list(map(encode_rule, ref.rules()))
     assert len(ref.rules()) > 5
+
+
+def test_adopting_what_changed_adopts_what_adopting_all_does(events):
+    """A shard group hands a learner only what changed since it last adopted
+    (shards.changes): every class, whole shape groups with a change, changed
+    validation counts, and the names gone. Two copies of one shard's learner, one
+    adopting all and one the changes, at two points of the stream, end with the same
+    pooled state and rules."""
+    from dustonline.learner.shards import changes
+    from dustonline.learner.shared import others_of
+
+    cfg = config_from_dict({"learning": {**CFG["learning"], "shards": 4, "pool_every": 0}})
+    half = len(events) // 2
+    group = PartitionedLearner(cfg, 4)
+    group.learn_many(events[:half])
+    last = others_of([lrn.shared_counts() for lrn in group.learners])[0]
+    group.learn_many(events[half:])
+    now = others_of([lrn.shared_counts() for lrn in group.learners])[0]
+    delta, gone = changes(last, now)
+    assert gone and len(delta) < len(now)  # some names went, and not everything changed
+    mine = [ev for ev in events if partition_for(site_key(ev.url), 4) == 0]
+    copies = [OnlineLearner(cfg), OnlineLearner(cfg)]
+    for lrn in copies:
+        lrn.learn_many(mine)
+        lrn.pool(last)
+        lrn.flush()
+    changed = [copies[0].pool(now), copies[1].pool(delta, gone)]
+    assert changed[0] == changed[1]
+    for lrn in copies:
+        lrn.flush()
+    a, b = copies
+    assert dict(a.induction.pooled.items()) == dict(b.induction.pooled.items())
+    assert dict(a.counts.pooled.items()) == dict(b.counts.pooled.items())
+    assert dict(a.params.transfer.others.items()) == dict(b.params.transfer.others.items())
+    assert a.rules() == b.rules() and len(a.rules()) > 0

@@ -88,11 +88,13 @@ class ValidationCounts:
             out[r.id] = (r.nsupp, r.nci, r.malformed, r.freq)
         return dict(sorted(out.items()))
 
-    def pool(self, others: dict[str, tuple[int, int, int, int]]) -> list[str]:
+    def pool(self, others: dict[str, tuple[int, int, int, int]], gone: list[str] | None = None) -> list[str]:
         """Other partitions' ``own`` counts, summed; returns the ids whose pooled counts
-        changed (their validity is evaluated again)."""
+        changed (their validity is evaluated again). With ``gone``, ``others`` holds
+        the changed ids only, ``gone`` those no longer counted; the rest stand."""
         changed = []
-        for rid in sorted(set(others) | {rid for rid, _ in self.pooled.items()}):
+        held = set(gone) if gone is not None else {rid for rid, _ in self.pooled.items()}
+        for rid in sorted(set(others) | held):
             new = others.get(rid)
             old = self.pooled.get(rid)
             if (tuple(old) if old else None) == (tuple(new) if new else None):

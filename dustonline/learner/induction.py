@@ -98,9 +98,10 @@ class Induction:
                 views[sid + "\x00" + name] = v
         return members, views
 
-    def pool(self, members: dict[str, int], views: dict[str, int]) -> None:
+    def pool(self, members: dict[str, int], views: dict[str, int], sids: set[str] | None = None) -> None:
         """Other partitions' ``shared`` counts, combined: groups whose pooled counts
-        changed derive their candidates again at the next flush."""
+        changed derive their candidates again at the next flush. ``sids``: only these
+        groups' counts are given (all of each), the others' stand."""
         by_sid: dict[str, dict] = {}
 
         def of(sid: str) -> dict:
@@ -116,7 +117,8 @@ class Induction:
             else:
                 slot, _, value = name.partition("\x00")
                 of(sid)["vals"].setdefault(slot, []).append(value)
-        for sid in sorted(set(by_sid) | {sid for sid, _ in self.pooled.items()}):
+        held = sids if sids is not None else {sid for sid, _ in self.pooled.items()}
+        for sid in sorted(set(by_sid) | held):
             new, old = by_sid.get(sid), self.pooled.get(sid)
             if new is not None:
                 for vals in new["vals"].values():

@@ -190,11 +190,16 @@ class OnlineLearner(LearnerBase):
             out[CHECKS + rid] = checks
         return out
 
-    def pool(self, others: Counts) -> list[Rule]:
+    def pool(self, others: Counts, gone: list[str] | None = None) -> list[Rule]:
         """The other partitions' ``shared_counts``, combined (shared.py ``others_of``):
         names they prove are adopted by this learner's sites that were waiting for them;
         candidates count their clusters and validation pairs, and render with their
-        values. Returns the rule changes; ``flush`` derives what follows."""
+        values. Returns the rule changes; ``flush`` derives what follows.
+
+        With ``gone``, ``others`` holds what changed since the last adoption and ``gone``
+        the names no longer there (shards.py): every class, and every name of a shape
+        group with a change, as adopting all would read them; what stood is not read
+        again from the store."""
         classes, members, views, checks = {}, {}, {}, {}
         for key, c in others.items():
             kind, name = key[:2], key[2:]
@@ -209,8 +214,23 @@ class OnlineLearner(LearnerBase):
             elif kind == CHECKS:
                 checks[name] = (c[0], c[1], c[2], c[3])
         self.params.pool(classes)
-        self.induction.pool(members, views)
-        for rid in self.counts.pool(checks):
+        if gone is None:
+            self.induction.pool(members, views)
+            changed = self.counts.pool(checks)
+        else:
+            sids = set()
+            gone_checks = []
+            for key in [*others, *gone]:
+                kind = key[:2]
+                if kind == CHECKS:
+                    if key in others:
+                        continue
+                    gone_checks.append(key[2:])
+                elif kind != CLASSES:  # a shape group's member, value or bits
+                    sids.add(key[2:].partition("\x00")[0])
+            self.induction.pool(members, views, sids)
+            changed = self.counts.pool(checks, gone_checks)
+        for rid in changed:
             if rid in self.book:
                 self.lifecycle.evaluate(rid)
         self._recount()

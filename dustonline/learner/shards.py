@@ -25,7 +25,7 @@ from ..rules.ruleset import Rule
 from ..rules.urls import host_of
 from ..state.store import Store
 from .online import OnlineLearner
-from .shared import Counts, others_of
+from .shared import CHECKS, CLASSES, Counts, others_of
 
 POOL_ROUNDS = 8  # rounds at the end of the input while the counts change (an adoption is one more site)
 
@@ -53,6 +53,34 @@ def summed(learners: Iterable[OnlineLearner]) -> dict:
             if isinstance(v, (int, float)):
                 total[k] = total.get(k, 0) + v
     return total
+
+
+def changes(last: Counts, now: Counts) -> tuple[Counts, list[str]]:
+    """What ``OnlineLearner.pool`` reads to go from adopting ``last`` to ``now``: every
+    class (few; a class is judged again whether or not it changed), every name of a
+    shape group with a change (a group's counts are replaced whole), changed
+    validation counts; and the names gone."""
+    gone = [k for k in last if k not in now]
+    delta: Counts = {}
+    sids: set[str] = set()
+    for k, v in now.items():
+        kind = k[:2]
+        if kind == CLASSES:
+            delta[k] = v
+        elif last.get(k) != v:
+            if kind == CHECKS:
+                delta[k] = v
+            else:
+                sids.add(k[2:].partition("\x00")[0])
+    for k in gone:
+        if k[:2] != CLASSES and k[:2] != CHECKS:
+            sids.add(k[2:].partition("\x00")[0])
+    if sids:
+        for k, v in now.items():
+            kind = k[:2]
+            if kind != CLASSES and kind != CHECKS and k[2:].partition("\x00")[0] in sids:
+                delta[k] = v
+    return delta, gone
 
 
 def shards_of(partition: int, partitions: int, shards: int) -> list[int]:
@@ -121,14 +149,23 @@ class ShardGroup:
             return None
         self._pooled = counts
         out: Partials = []
-        adopted = self._adopted
         for i, others in enumerate(others_of(counts)):
             s, lrn = self.shards[i], self.learners[i]
-            if others != adopted[i]:  # the same again changes nothing: pooling compares them name by name
-                out += [(s, r) for r in lrn.pool(others)]
-                adopted[i] = others
+            out += [(s, r) for r in self._adopt(i, others)]
             out += [(s, r) for r in lrn.flush()]
         return out
+
+    def _adopt(self, i: int, others: Counts) -> list[Rule]:
+        """Learner ``i`` adopts ``others``: what changed since it last adopted, when this
+        group knows that (adopting the same again changes nothing), else all of it."""
+        last = self._adopted[i]
+        self._adopted[i] = others
+        if last is None:
+            return self.learners[i].pool(others)
+        if others == last:
+            return []
+        delta, gone = changes(last, others)
+        return self.learners[i].pool(delta, gone)
 
     def flush(self) -> Partials:
         """Derive every shard's rules; with ``rounds``, then pool until the counts settle
@@ -148,8 +185,7 @@ class ShardGroup:
     def pool(self, others: dict[int, Counts]) -> Partials:
         """Per shard, the other shards' counts combined (the coordinator's round); a shard
         with none adopts none, as in a round among shards. ``flush`` derives what follows."""
-        self._adopted = [None] * len(self.shards)
-        return [(s, r) for s, lrn in zip(self.shards, self.learners) for r in lrn.pool(others.get(s, {}))]
+        return [(s, r) for i, s in enumerate(self.shards) for r in self._adopt(i, others.get(s, {}))]
 
     @property
     def derivation_pending(self) -> bool:
