@@ -346,6 +346,25 @@ def test_shards_learn_one_rule_set_on_any_partition_count(kafka_broker, stream_d
     assert "learner restored at offset" in w.tail(10_000)
 
 
+def test_a_topic_that_cannot_hold_the_shards_stops_the_worker_saying_why(kafka_broker, stream_data, tmp_path, workers):
+    """The config says 2 partitions and 4 shards (the config check lets no count through
+    that does not divide the shards); the topic was made with 3. Learning would split
+    shards across partitions: the worker exits with the fix instead."""
+    import yaml
+
+    path, _, _ = stream_data
+    made = replayed(kafka_broker, path, tmp_path, 3)
+    data = yaml.safe_load(made.read_text())
+    data["learning"]["shards"] = 4
+    data["kafka"]["partitions"] = 2
+    cfg = tmp_path / "shards.yaml"
+    cfg.write_text(yaml.safe_dump(data))
+    w = workers(cfg)
+    wait_until(lambda: not w.alive(), 120, "the worker to exit", [w])
+    assert w.proc.returncode == 2
+    assert "kafka.partitions is 2 but topic" in w.tail(500) and "has 3 partitions" in w.tail(500)
+
+
 def test_two_workers_one_leaves_the_group(kafka_broker, stream_data, tmp_path, workers):
     path, events, _ = stream_data
     cfg = replayed(kafka_broker, path, tmp_path, 4)
