@@ -165,3 +165,51 @@ def test_pooled_counts_travel_compressed_and_a_bad_marker_value_is_an_error_not_
     ):
         with pytest.raises(ValueError):
             topics.pool_of(bad)
+
+
+def test_the_merge_stores_partials_only_after_their_rules_are_delivered():
+    """A worker killed after the rule-merge table's changelog had a partial and before
+    the merged rule was delivered found the partial merged when it read it again, and
+    never published the rule (a kill -9 test caught it, 2026-11-28): Faust sends a table
+    write to the changelog at once. The table is now written after the delivery."""
+    import asyncio
+    import types
+
+    from dustonline.rules.ruleset import Rule
+    from dustonline_stream import topics
+    from dustonline_stream.merge import MergeAgent
+
+    rule = Rule(id="r-1", hosts=["a.com"], context="^a$", transformation="x", support=3, freq=3, version=1)
+    event = types.SimpleNamespace(
+        message=types.SimpleNamespace(key=b"r-1", offset=0, value=msgspec.json.encode(topics.Partial(0, rule)))
+    )
+
+    class Stream:
+        async def take_events(self, n, within):
+            yield [event]
+
+        def _set_current_event(self, ev):
+            assert ev is event
+
+    class Outputs:
+        def __init__(self, dies: bool):
+            self.dies, self.queued = dies, []
+
+        def queue(self, topic, key, value):
+            self.queued.append((topic, key, value))
+            return object()
+
+        async def delivered(self, futures):
+            assert len(futures) == len(self.queued) == 1
+            if self.dies:
+                raise SystemExit(75)  # as Outputs does when a record is not delivered
+
+    counter = types.SimpleNamespace(labels=lambda **_: types.SimpleNamespace(inc=lambda: None))
+    metrics = types.SimpleNamespace(rule_changes=counter)
+    table: dict = {}
+    with pytest.raises(SystemExit):
+        asyncio.run(MergeAgent(table, "rules", Outputs(dies=True), metrics).merge(Stream()))
+    assert table == {}  # read again after the restart, and merged then
+    again = Outputs(dies=False)
+    asyncio.run(MergeAgent(table, "rules", again, metrics).merge(Stream()))
+    assert [k for _, k, _ in again.queued] == [b"r-1"] and list(table) == [b"r-1"]
