@@ -34,38 +34,27 @@ class MergeAgent:
         """The partials a buffer at a time (what came within ``MERGE_WITHIN`` seconds, up to
         ``MERGE_BATCH``); Faust acks a buffer's partials once the merged records they
         caused are delivered (a restart re-reads unacked partials; the merge ignores what
-        it stored, which it stores only once delivered). The wait for delivery leaves
-        the event loop, and the learner on it, running."""
+        it has seen). The wait for delivery leaves the event loop, and the learner on it,
+        running."""
         async for events in stream.take_events(MERGE_BATCH, within=MERGE_WITHIN):
             sent: list = []
-            held: dict = {}  # rule id -> (its last event, partials): stored once delivered
             for event in events:
-                self._merge_one(event, sent, held)
+                faust_compat.as_current_event(stream, event)  # the merged table's partition is the partial's
+                self._merge_one(event.message, sent)
             await self.outputs.delivered(sent)
-            self.store(stream, held)
 
-    def store(self, stream, held: dict) -> None:
-        """The partials into the ``rule-merge`` table, after the merged rules they caused
-        are delivered: Faust sends a table write to its changelog at once, and a worker
-        killed between that and the delivery would find the partials merged when it
-        reads them again, and never publish their rule."""
-        for key, (event, partials) in held.items():
-            faust_compat.as_current_event(stream, event)  # the merged table's partition is the partial's
-            self.table[key] = encode_partials(partials)
-
-    def _merge_one(self, event, sent: list, held: dict) -> None:
-        msg = event.message
+    def _merge_one(self, msg, sent: list) -> None:
         try:
             partial = _partial_dec.decode(msg.value)
         except msgspec.DecodeError as e:
             log.error("rule partials offset %s: %s", msg.offset, e)
             return
         key = msg.key
-        partials = held[key][1] if key in held else decode_partials(self.table.get(key))
+        partials = decode_partials(self.table.get(key))
         merged = self.merger.apply(partial.partition, partial.rule, partials)
         if merged is None:
             return
-        held[key] = (event, partials)
+        self.table[key] = encode_partials(partials)
         out, topic = self.outputs, self.rules_topic
         sent.append(out.queue(topic, topics.rule_key(merged.id), topics.rule_value(merged)))
         if merged.status == RETIRED:  # tombstone: compaction drops the id
