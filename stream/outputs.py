@@ -62,6 +62,12 @@ class Outputs:
             except KafkaTimeoutError as e:  # no metadata: the broker is restarting
                 log.warning("waiting for the broker to send to %s: %s", topic, e)
 
+    def deliver_queued(self, futures: list) -> None:
+        """Block until ``futures`` (of ``queue``) are delivered; one that was not is fatal."""
+        if futures:
+            self.producer.flush()
+            self._check(futures)
+
     def deliver(self) -> None:
         """Block until every queued record is delivered. A record that could not be is
         fatal: the process exits before acking, and a restarted worker re-derives it
