@@ -34,19 +34,17 @@ class MergeAgent:
         """The partials a buffer at a time (what came within ``MERGE_WITHIN`` seconds, up to
         ``MERGE_BATCH``); Faust acks a buffer's partials once the merged records they
         caused are delivered (a restart re-reads unacked partials; the merge ignores what
-        it has seen). The wait for delivery leaves the event loop, and the learner on it,
-        running."""
+        it has seen)."""
         async for events in stream.take_events(MERGE_BATCH, within=MERGE_WITHIN):
-            sent: list = []
             for event in events:
                 faust_compat.as_current_event(stream, event)  # the merged table's partition is the partial's
-                self._merge_one(event.message, sent)
+                self._merge_one(event.message)
             # blocking, on purpose: while the loop waits, Faust's producer would send the
             # rule-merge table's writes to their changelog before the rules are delivered,
             # and a worker killed in between never publishes those rules (kill -9 tests)
-            self.outputs.deliver_queued(sent)
+            self.outputs.deliver()
 
-    def _merge_one(self, msg, sent: list) -> None:
+    def _merge_one(self, msg) -> None:
         try:
             partial = _partial_dec.decode(msg.value)
         except msgspec.DecodeError as e:
@@ -56,10 +54,15 @@ class MergeAgent:
         partials = decode_partials(self.table.get(key))
         merged = self.merger.apply(partial.partition, partial.rule, partials)
         if merged is None:
-            return
-        self.table[key] = encode_partials(partials)
+            # the stored partial read again after a restart: Faust writes the table's
+            # local store at once, so the rule it caused may never have been delivered
+            merged = self.merger.again(partial.partition, partial.rule, partials)
+            if merged is None:
+                return
+        else:
+            self.table[key] = encode_partials(partials)
+            self.metrics.rule_changes.labels(status=merged.status).inc()
         out, topic = self.outputs, self.rules_topic
-        sent.append(out.queue(topic, topics.rule_key(merged.id), topics.rule_value(merged)))
+        out.send(topic, topics.rule_key(merged.id), topics.rule_value(merged))
         if merged.status == RETIRED:  # tombstone: compaction drops the id
-            sent.append(out.queue(topic, topics.rule_key(merged.id), None))
-        self.metrics.rule_changes.labels(status=merged.status).inc()
+            out.send(topic, topics.rule_key(merged.id), None)

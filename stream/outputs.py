@@ -4,11 +4,9 @@ events behind them are acked (a record lost after its ack would be lost for good
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
 import os
-import threading
 
 import msgspec
 
@@ -49,24 +47,14 @@ class Outputs:
     def send(self, topic: str, key, value, **kw) -> None:
         """Queue a record; a broker that is away is waited for. Delivery is checked in
         ``deliver`` before the events behind it are acked."""
-        self._unconfirmed.append(self.queue(topic, key, value, **kw))
-
-    def queue(self, topic: str, key, value, **kw):
-        """Queue a record and return its delivery future, which ``deliver`` does not wait
-        for: the caller checks it (``delivered``)."""
         from kafka.errors import KafkaTimeoutError
 
         while True:
             try:
-                return self.producer.send(topic, key=key, value=value, **kw)
+                self._unconfirmed.append(self.producer.send(topic, key=key, value=value, **kw))
+                return
             except KafkaTimeoutError as e:  # no metadata: the broker is restarting
                 log.warning("waiting for the broker to send to %s: %s", topic, e)
-
-    def deliver_queued(self, futures: list) -> None:
-        """Block until ``futures`` (of ``queue``) are delivered; one that was not is fatal."""
-        if futures:
-            self.producer.flush()
-            self._check(futures)
 
     def deliver(self) -> None:
         """Block until every queued record is delivered. A record that could not be is
@@ -76,30 +64,6 @@ class Outputs:
             return
         self.producer.flush()
         futures, self._unconfirmed = self._unconfirmed, []
-        self._check(futures)
-
-    async def delivered(self, futures: list) -> None:
-        """Wait until ``futures`` (of ``queue``) are delivered, without blocking the event
-        loop as ``deliver`` does: the merge waited a broker round trip per rule change
-        that way, 5% of a worker's time with the learner stopped behind it. Failure is
-        fatal, as in ``deliver``."""
-        if not futures:
-            return
-        loop = asyncio.get_running_loop()
-        done = loop.create_future()
-        left = [len(futures)]
-        lock = threading.Lock()
-
-        def one(_) -> None:  # in the producer's thread, or here if delivered already
-            with lock:
-                left[0] -= 1
-                last = left[0] == 0
-            if last:
-                loop.call_soon_threadsafe(_resolve, done)
-
-        for f in futures:
-            f.add_both(one)
-        await done
         self._check(futures)
 
     def _check(self, futures: list) -> None:
@@ -160,8 +124,3 @@ class Outputs:
             rec["line"] = line  # of a batch message (header dustonline-format: jsonl), from 0
         self.send(self.cfg.kafka.dlq_topic, msg.key, _json.encode(rec))
         self.metrics.rejected.labels(reason=reason).inc()
-
-
-def _resolve(fut: asyncio.Future) -> None:
-    if not fut.done():
-        fut.set_result(None)

@@ -46,6 +46,19 @@ def test_old_and_repeated_partials_change_nothing():
     assert mg.rules()[0].status == ACTIVE
 
 
+def test_the_stored_partial_read_again_is_merged_again_but_an_older_one_is_not():
+    """A worker stores a partial before the rule it caused is delivered; killed in
+    between, it re-reads the partial and must publish the merged rule again."""
+    parts: dict = {}
+    first = RuleMerger().apply(0, rule(2, ["a.com"]), parts)
+    RuleMerger().apply(1, rule(1, ["b.com"]), parts)
+    restarted = RuleMerger()
+    assert restarted.apply(1, rule(1, ["b.com"]), parts) is None
+    again = restarted.again(1, rule(1, ["b.com"]), parts)
+    assert again == merge(parts) and again.hosts == ["a.com", "b.com"] and again.version > first.version
+    assert restarted.again(0, rule(1, ["a.com"]), parts) is None
+
+
 def test_disagreeing_contexts_give_no_host_a_context_it_did_not_validate():
     m = merge(
         {

@@ -112,6 +112,16 @@ class RuleMerger:
         partials[key] = rule
         return merge(partials)
 
+    @staticmethod
+    def again(partition: int, rule: Rule, partials: dict[str, Rule]) -> Rule | None:
+        """The merged record of a partial that ``apply`` turned down because it is the one
+        stored: a consumer that stores before it publishes (the worker's table, written at
+        once) and is killed in between re-reads the partial and must publish it again.
+        None for an older partial. Subscribers ignore a version they have."""
+        if partials.get(str(partition)) != rule:
+            return None
+        return merge(partials)
+
     def rules(self) -> list[Rule]:
         merged = (merge(p) for p in self._partials.values())
         return sorted((r for r in merged if r.status == ACTIVE), key=rule_order)
