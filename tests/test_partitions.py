@@ -334,3 +334,63 @@ def test_adopting_what_changed_adopts_what_adopting_all_does(events):
     assert dict(a.counts.pooled.items()) == dict(b.counts.pooled.items())
     assert dict(a.params.transfer.others.items()) == dict(b.params.transfer.others.items())
     assert a.rules() == b.rules() and len(a.rules()) > 0
+
+
+def test_shares_kept_between_rounds_hand_each_shard_what_changes_would(events):
+    """A round reads only the names that changed since the last (shards.Shares): each
+    shard's share and what it adopts must be what ``others_of`` and ``changes`` give from
+    all the counts, key order included, on a learner group's counts and on random ones."""
+    import random
+
+    from dustonline.learner.shards import Shares, changes
+    from dustonline.learner.shared import BITS, CHECKS, CLASSES, MEMBERS, VALUES, others_of
+
+    def check(series):
+        shares, last_others = Shares(series[0]), others_of(series[0])
+        assert shares.others == last_others
+        for last, now in zip(series, series[1:]):
+            got = shares.update(last, now)
+            want_others = others_of(now)
+            if now == last:
+                assert got is None
+                continue
+            assert got is not None and shares.others == want_others
+            for p, (delta, gone) in enumerate(got):
+                if want_others[p] == last_others[p]:
+                    assert (delta, gone) == ({}, [])
+                    continue
+                want = changes(last_others[p], want_others[p])
+                assert (list(delta.items()), gone) == (list(want[0].items()), want[1])
+            last_others = want_others
+
+    cfg = config_from_dict({"learning": {**CFG["learning"], "shards": 4, "pool_every": 0}})
+    group = PartitionedLearner(cfg, 4)
+    series = []
+    for chunk in range(4):
+        group.learn_many(events[chunk * len(events) // 4 : (chunk + 1) * len(events) // 4])
+        series.append([lrn.shared_counts() for lrn in group.learners])
+    assert sum(map(len, series[-1])) > 100
+    check(series)
+
+    rng = random.Random(5)
+    kinds = [CLASSES, MEMBERS, VALUES, BITS, CHECKS]
+    names = [
+        k + f"s{rng.randrange(6)}\x00n{i}" if k not in (CLASSES, CHECKS) else k + f"x{i}"
+        for i, k in enumerate(rng.choice(kinds) for _ in range(60))
+    ]
+
+    def value(name):
+        arity = 4 if name.startswith(CHECKS) else 2 if name.startswith(CLASSES) else 1
+        return tuple(rng.randrange(3) for _ in range(arity))
+
+    state = [{n: value(n) for n in rng.sample(names, 20)} for _ in range(3)]
+    series = [[dict(c) for c in state]]
+    for _ in range(40):
+        for c in state:
+            for n in rng.sample(names, rng.randrange(4)):
+                if n in c and rng.random() < 0.4:
+                    del c[n]
+                else:
+                    c[n] = value(n)
+        series.append([dict(c) for c in state])
+    check(series)

@@ -60,6 +60,10 @@ class Induction:
         self.prepare = prepare
         self._render_cache: dict = {}
         self._shapes: dict[str, tuple] = {}
+        # ``shared`` per group as last read, and the groups changed since: a round of a
+        # shard group reads every shard's counts, and most groups did not change
+        self._shared: dict[str, tuple[dict[str, int], dict[str, int]]] | None = None
+        self._shared_stale: set[str] = set()
 
     @property
     def pending(self) -> bool:
@@ -77,6 +81,7 @@ class Induction:
             if self.dirty_groups:
                 for sid in sorted(self.dirty_groups):
                     self._refresh_group(sid)
+                self._shared_stale |= self.dirty_groups
                 self.dirty_groups.clear()
             if not self.kv.recheck():
                 break
@@ -86,16 +91,33 @@ class Induction:
         member``), and what rendering reads (``sid NUL`` a name of ``Group.view``).
         Shapes abstract hosts away (generalize.py), so one shape's clusters on sites of
         several partitions are evidence for one rule, rendered from all their values."""
+        cache = self._shared
+        if cache is None:
+            cache = self._shared = {}
+            for sid, rec in self.groups.items():
+                if not sid.startswith(KV_GROUP):
+                    cache[sid] = self._shared_of(sid, rec)
+        else:
+            for sid in self._shared_stale | self.dirty_groups:
+                if sid.startswith(KV_GROUP):
+                    continue
+                rec = self.groups.get(sid)
+                if rec is None:
+                    cache.pop(sid, None)
+                else:
+                    cache[sid] = self._shared_of(sid, rec)
+        self._shared_stale.clear()
         members: dict[str, int] = {}
         views: dict[str, int] = {}
-        for sid, rec in self.groups.items():
-            if sid.startswith(KV_GROUP):
-                continue
-            for mk, mem in rec.st["members"].items():
-                if mem["n"] > 0:
-                    members[sid + "\x00" + mk] = mem["n"]
-            for name, v in Group(self._shape(sid, rec.shape), rec.st).view().items():
-                views[sid + "\x00" + name] = v
+        for sid in sorted(cache):
+            m, v = cache[sid]
+            members.update(m)
+            views.update(v)
+        return members, views
+
+    def _shared_of(self, sid: str, rec: GroupRec) -> tuple[dict[str, int], dict[str, int]]:
+        members = {sid + "\x00" + mk: mem["n"] for mk, mem in rec.st["members"].items() if mem["n"] > 0}
+        views = {sid + "\x00" + name: v for name, v in Group(self._shape(sid, rec.shape), rec.st).view().items()}
         return members, views
 
     def pool(self, members: dict[str, int], views: dict[str, int], sids: set[str] | None = None) -> None:

@@ -25,7 +25,7 @@ from ..rules.ruleset import Rule
 from ..rules.urls import host_of
 from ..state.store import Store
 from .online import OnlineLearner
-from .shared import CHECKS, CLASSES, Counts, others_of
+from .shared import BITS, CHECKS, CLASSES, Counts, others_of
 
 POOL_ROUNDS = 8  # rounds at the end of the input while the counts change (an adoption is one more site)
 
@@ -83,6 +83,110 @@ def changes(last: Counts, now: Counts) -> tuple[Counts, list[str]]:
     return delta, gone
 
 
+def _kind_sid(name: str) -> tuple[str, str]:
+    return name[:2], name[2:].partition("\x00")[0]
+
+
+class Shares:
+    """Each shard's share of the others' counts (``others_of``), kept between the rounds
+    of one group so that a round costs what changed, not all that was counted. ``update``
+    hands each shard what ``changes`` would, from the names that changed."""
+
+    def __init__(self, counts: list[Counts]):
+        self.others = others_of(counts)
+        self.by_sid: list[dict[str, set[str]]] = []  # per shard: shape id -> its names in others
+        self.classes: list[set[str]] = []
+        for o in self.others:
+            by_sid: dict[str, set[str]] = {}
+            classes: set[str] = set()
+            for name in o:
+                self._index(by_sid, classes, name, True)
+            self.by_sid.append(by_sid)
+            self.classes.append(classes)
+
+    @staticmethod
+    def _index(by_sid: dict[str, set[str]], classes: set[str], name: str, present: bool) -> None:
+        kind, sid = _kind_sid(name)
+        if kind == CLASSES:
+            (classes.add if present else classes.discard)(name)
+        elif kind != CHECKS:
+            names = by_sid.setdefault(sid, set())
+            if present:
+                names.add(name)
+            else:
+                names.discard(name)
+                if not names:
+                    del by_sid[sid]
+
+    def update(self, last: list[Counts], counts: list[Counts]) -> list[tuple[Counts, list[str]]] | None:
+        """Per shard, (what changed in its share, the names gone from it) as ``changes``
+        gives them; None when no shard's counts changed."""
+        names: set[str] = set()
+        for now, was in zip(counts, last):
+            for name, _ in now.items() ^ was.items():
+                names.add(name)
+        if not names:
+            return None
+        out: list[tuple[Counts, list[str]]] = []
+        order = sorted(names)
+        for p, share in enumerate(self.others):
+            changed: list[str] = []
+            gone: list[str] = []
+            for name in order:
+                v = _share_of(counts, p, name)
+                old = share.get(name)
+                if v == old:
+                    continue
+                if v is None:
+                    del share[name]
+                    gone.append(name)
+                    self._index(self.by_sid[p], self.classes[p], name, False)
+                else:
+                    share[name] = v
+                    if old is None:
+                        self._index(self.by_sid[p], self.classes[p], name, True)
+                changed.append(name)
+            if not changed:
+                out.append(({}, []))
+                continue
+            head = set(self.classes[p])  # every class, and the validation counts that changed
+            groups: set[str] = set()  # every name of a shape group with a change
+            for name in changed:
+                kind, sid = _kind_sid(name)
+                if kind == CHECKS:
+                    if name in share:
+                        head.add(name)
+                elif kind != CLASSES:
+                    groups.update(self.by_sid[p].get(sid, ()))
+            delta = {k: share[k] for k in sorted(head)}
+            delta.update((k, share[k]) for k in sorted(groups))  # in the order ``changes`` gives
+            out.append((delta, gone))
+        return out
+
+
+def _share_of(counts: list[Counts], p: int, name: str) -> tuple[int, ...] | None:
+    """``others_of(counts)[p].get(name)``, for one name."""
+    if name.startswith(BITS):
+        bits = 0
+        for q, c in enumerate(counts):
+            if q != p:
+                v = c.get(name)
+                if v is not None:
+                    bits |= v[0]
+        return (bits,) if bits else None
+    total: list[int] | None = None
+    for q, c in enumerate(counts):
+        if q != p:
+            v = c.get(name)
+            if v is not None:
+                if total is None:
+                    total = list(v)
+                else:
+                    for j, x in enumerate(v):
+                        total[j] += x
+    return tuple(total) if total is not None and any(total) else None
+
+
 def shards_of(partition: int, partitions: int, shards: int) -> list[int]:
     """The shards partition ``partition`` of ``partitions`` holds."""
     return list(range(partition, shards, partitions))
@@ -116,6 +220,7 @@ class ShardGroup:
         self.events = sum(lrn.stats.events for lrn in self.learners)
         self._index = {s: i for i, s in enumerate(self.shards)}
         self._pooled: list[Counts] | None = None  # the counts as last pooled among these shards
+        self._shares: Shares | None = None  # each shard's share of the others' counts, as pooled last
         self._adopted: list[Counts | None] = [None] * len(self.shards)  # what each adopted last
 
     def shard_of(self, url: str) -> int:
@@ -145,13 +250,23 @@ class ShardGroup:
         """Each shard adopts the others' counts as they stand, and derives what follows;
         None when the counts are those pooled last."""
         counts = [lrn.shared_counts() for lrn in self.learners]
-        if counts == self._pooled:
-            return None
+        adopt: list[tuple[Counts, list[str] | None]]
+        if self._shares is None or self._pooled is None:
+            self._shares = Shares(counts)
+            adopt = [(share, None) for share in self._shares.others]  # read, not kept
+        else:
+            changed = self._shares.update(self._pooled, counts)
+            if changed is None:
+                return None
+            adopt = list(changed)
         self._pooled = counts
         out: Partials = []
-        for i, others in enumerate(others_of(counts)):
+        for i, (share, gone) in enumerate(adopt):
             s, lrn = self.shards[i], self.learners[i]
-            out += [(s, r) for r in self._adopt(i, others)]
+            if gone is None:
+                out += [(s, r) for r in lrn.pool(share)]
+            elif share or gone:
+                out += [(s, r) for r in lrn.pool(share, gone)]
             out += [(s, r) for r in lrn.flush()]
         return out
 
