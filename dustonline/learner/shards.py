@@ -56,41 +56,59 @@ def summed(learners: Iterable[OnlineLearner]) -> dict:
 
 
 def changes(last: Counts, now: Counts) -> tuple[Counts, list[str]]:
-    """What ``OnlineLearner.pool`` reads to go from adopting ``last`` to ``now``: every
-    class (few; a class is judged again whether or not it changed), every name of a
-    shape group with a change (a group's counts are replaced whole), changed
-    validation counts; and the names gone."""
-    gone = [k for k in last if k not in now]
-    delta: Counts = {}
-    sids: set[str] = set()
-    for k, v in now.items():
-        kind = k[:2]
-        if kind == CLASSES:
-            delta[k] = v
-        elif last.get(k) != v:
-            if kind == CHECKS:
-                delta[k] = v
-            else:
-                sids.add(k[2:].partition("\x00")[0])
-    for k in gone:
-        if k[:2] != CLASSES and k[:2] != CHECKS:
-            sids.add(k[2:].partition("\x00")[0])
-    if sids:
-        for k, v in now.items():
-            kind = k[:2]
-            if kind != CLASSES and kind != CHECKS and k[2:].partition("\x00")[0] in sids:
-                delta[k] = v
-    return delta, gone
+    """What ``OnlineLearner.pool`` reads to go from adopting ``last`` to ``now``
+    (``_handover``), and the names gone."""
+    changed = {name for name, _ in last.items() ^ now.items()}
+    classes: set[str] = set()
+    by_sid: dict[str, set[str]] = {}
+    for name in now:
+        _index(by_sid, classes, name, True)
+    return _handover(now, changed, classes, by_sid), sorted(k for k in changed if k not in now)
+
+
+def _handover(now: Counts, changed: Iterable[str], classes: set[str], by_sid: dict[str, set[str]]) -> Counts:
+    """Of ``now``, what a learner that adopted it before ``changed`` changed must read:
+    every class (few; a class is judged again whether or not it changed), the changed
+    validation counts, and every name of a shape group with a change (a group's counts
+    are replaced whole)."""
+    head = set(classes)
+    groups: set[str] = set()
+    for name in changed:
+        kind, sid = _kind_sid(name)
+        if kind == CHECKS:
+            if name in now:
+                head.add(name)
+        elif kind != CLASSES:
+            groups.update(by_sid.get(sid, ()))
+    delta = {k: now[k] for k in sorted(head)}
+    delta.update((k, now[k]) for k in sorted(groups))
+    return delta
 
 
 def _kind_sid(name: str) -> tuple[str, str]:
     return name[:2], name[2:].partition("\x00")[0]
 
 
+def _index(by_sid: dict[str, set[str]], classes: set[str], name: str, present: bool) -> None:
+    """Keep ``_handover``'s index of a share: its classes, and its names by shape group."""
+    kind, sid = _kind_sid(name)
+    if kind == CLASSES:
+        (classes.add if present else classes.discard)(name)
+    elif kind != CHECKS:
+        names = by_sid.setdefault(sid, set())
+        if present:
+            names.add(name)
+        else:
+            names.discard(name)
+            if not names:
+                del by_sid[sid]
+
+
 class Shares:
     """Each shard's share of the others' counts (``others_of``), kept between the rounds
-    of one group so that a round costs what changed, not all that was counted. ``update``
-    hands each shard what ``changes`` would, from the names that changed."""
+    of one group so that a round costs what changed, not all that was counted: ``update``
+    finds the names that changed from the counts, and hands each shard what ``changes``
+    would, without reading all of its share."""
 
     def __init__(self, counts: list[Counts]):
         self.others = others_of(counts)
@@ -100,23 +118,9 @@ class Shares:
             by_sid: dict[str, set[str]] = {}
             classes: set[str] = set()
             for name in o:
-                self._index(by_sid, classes, name, True)
+                _index(by_sid, classes, name, True)
             self.by_sid.append(by_sid)
             self.classes.append(classes)
-
-    @staticmethod
-    def _index(by_sid: dict[str, set[str]], classes: set[str], name: str, present: bool) -> None:
-        kind, sid = _kind_sid(name)
-        if kind == CLASSES:
-            (classes.add if present else classes.discard)(name)
-        elif kind != CHECKS:
-            names = by_sid.setdefault(sid, set())
-            if present:
-                names.add(name)
-            else:
-                names.discard(name)
-                if not names:
-                    del by_sid[sid]
 
     def update(self, last: list[Counts], counts: list[Counts]) -> list[tuple[Counts, list[str]]] | None:
         """Per shard, (what changed in its share, the names gone from it) as ``changes``
@@ -140,26 +144,16 @@ class Shares:
                 if v is None:
                     del share[name]
                     gone.append(name)
-                    self._index(self.by_sid[p], self.classes[p], name, False)
+                    _index(self.by_sid[p], self.classes[p], name, False)
                 else:
                     share[name] = v
                     if old is None:
-                        self._index(self.by_sid[p], self.classes[p], name, True)
+                        _index(self.by_sid[p], self.classes[p], name, True)
                 changed.append(name)
             if not changed:
                 out.append(({}, []))
                 continue
-            head = set(self.classes[p])  # every class, and the validation counts that changed
-            groups: set[str] = set()  # every name of a shape group with a change
-            for name in changed:
-                kind, sid = _kind_sid(name)
-                if kind == CHECKS:
-                    if name in share:
-                        head.add(name)
-                elif kind != CLASSES:
-                    groups.update(self.by_sid[p].get(sid, ()))
-            delta = {k: share[k] for k in sorted(head)}
-            delta.update((k, share[k]) for k in sorted(groups))  # in the order ``changes`` gives
+            delta = _handover(share, changed, self.classes[p], self.by_sid[p])
             out.append((delta, gone))
         return out
 
