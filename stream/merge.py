@@ -39,9 +39,8 @@ class MergeAgent:
             for event in events:
                 faust_compat.as_current_event(stream, event)  # the merged table's partition is the partial's
                 self._merge_one(event.message)
-            # blocking, on purpose: while the loop waits, Faust's producer would send the
-            # rule-merge table's writes to their changelog before the rules are delivered,
-            # and a worker killed in between never publishes those rules (kill -9 tests)
+            # blocking, as before 40c134a: the kill -9 tests lost rules with a wait that
+            # let the loop run; the cause they showed is mended by ``again`` (below)
             self.outputs.deliver()
 
     def _merge_one(self, msg) -> None:
