@@ -7,7 +7,8 @@ recovery keep flowing while the learner is busy; a partition with more than twic
 ``max_bytes`` (a fetch's worth) waiting is left out of fetches until the learner has
 taken it below one (Faust's own buffer-full pause). Batches fetched before a rebalance are dropped: after one, Faust
 seeks every partition back to its committed offset, which never passes a checkpoint, so
-they come again.
+they come again. A partition waiting at a replay round (rounds.py) is ``hold``-ed out of
+fetches until ``release``; ``kick`` wakes the learn loop when a round's counts arrive.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class PageBatches:
         self._ready = asyncio.Event()
         self._bytes: Counter = Counter()  # tp -> bytes waiting
         self._paused: set = set()
+        self._held: set = set()  # partitions waiting at a round: paused whatever they buffer
 
     def put(self, tp, messages: list) -> None:
         """The consumer's sink: a partition's messages of one fetch, in offset order."""
@@ -47,12 +49,35 @@ class PageBatches:
                 self._ready.clear()
                 await self._ready.wait()
             generation, tp, messages, size = self._queue.popleft()
+            if tp is None:  # kick
+                return self.app.consumer_generation_id, -1, []
             self._bytes[tp] -= size
-            if tp in self._paused and self._bytes[tp] <= self.low:
+            if tp in self._paused and tp not in self._held and self._bytes[tp] <= self.low:
                 self._paused.discard(tp)
                 self.app.consumer.on_buffer_drop(tp)
             if self.current(generation):
                 return generation, tp.partition, messages
+
+    def hold(self, tp) -> None:
+        """Leave ``tp`` out of fetches until ``release``: its learner waits at a round."""
+        if tp in self._held:
+            return
+        self._held.add(tp)
+        if tp not in self._paused:
+            self._paused.add(tp)
+            self.app.consumer.on_buffer_full(tp)
+
+    def release(self, tp) -> None:
+        self._held.discard(tp)
+        if tp in self._paused and self._bytes[tp] <= self.low:
+            self._paused.discard(tp)
+            self.app.consumer.on_buffer_drop(tp)
+
+    def kick(self) -> None:
+        """Wake ``get``: it returns partition -1 with no messages (thread-safe through
+        ``loop.call_soon_threadsafe``)."""
+        self._queue.append((None, None, [], 0))
+        self._ready.set()
 
     def current(self, generation: int) -> bool:
         """Whether a batch of ``generation`` may still be learned (no rebalance since)."""
@@ -64,6 +89,7 @@ class PageBatches:
         self._queue.clear()
         self._bytes.clear()
         self._paused.clear()
+        self._held.clear()
 
     def __len__(self) -> int:
         return sum(len(m) for _, _, m, _ in self._queue)

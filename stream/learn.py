@@ -10,6 +10,11 @@ and stays quiet, the agent writes a flush marker into it (``topics.is_flush``) a
 when it reads the marker back. A replay of the topic derives at the same points, so a
 rule version means the same rule on every replay, and re-sent rule records are harmless
 duplicates. Rejected events go to the dead-letter topic with the reason.
+
+A round marker (placed by ``dustonline replay``, rounds.py) is a barrier: the partition
+derives there, publishes its counts tagged with the round, and holds what follows (out of
+fetches) until the round's pooled counts arrive; it then adopts its shards' share,
+derives, checkpoints and learns what it held. Other partitions go on meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dustonline.events.event import BadEvent
 from dustonline.events.readers import parse_message
 from dustonline.events.routing import partition_of_host
 from dustonline.learner.shards import ShardGroup, shard_count, shards_of
+from dustonline.learner.shared import others_of
 from dustonline.rules.urls import host_of
 from dustonline.state.store import Store
 
@@ -33,6 +39,7 @@ from .checkpoint import Checkpoints
 from .metrics import WorkerMetrics
 from .outputs import Outputs
 from .pool import PoolCoordinator
+from .rounds import RoundReader
 from .state import FaustTableBackend
 
 log = logging.getLogger("dustonline.worker")
@@ -53,6 +60,8 @@ class Partition:
         "last_seen",
         "marker_sent",
         "seeking",
+        "waiting",
+        "held",
     )
 
     def __init__(self, p: int, backend: FaustTableBackend, learner: ShardGroup):
@@ -67,6 +76,8 @@ class Partition:
         self.last_seen = time.monotonic()
         self.marker_sent = False
         self.seeking = True  # until the event after ``applied`` arrives
+        self.waiting: tuple[str, int] | None = None  # (round id, marker offset) it waits at
+        self.held: list = []  # messages past that marker, learned once the round is pooled
 
 
 # learning yields to the event loop this often (seconds), so that timers, the merge agent
@@ -95,6 +106,8 @@ class LearnAgent:
         self.partials_topic = partials_topic
         self.transfer_topic = transfer_topic
         self.pool = PoolCoordinator(cfg, transfer_topic, metrics.pool_rounds, metrics.pool_skipped)
+        self.rounds = RoundReader(cfg, transfer_topic, self._pooled_arrived)
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.outputs = outputs
         self.metrics = metrics
         self.parts: dict[int, Partition] = {}
@@ -116,6 +129,8 @@ class LearnAgent:
         to the next owner, who restores the last checkpoint from the changelog. Fetched
         batches go too: Faust seeks every partition back to its commit after a rebalance."""
         self.batches.clear()
+        for ps in self.parts.values():
+            ps.held = []  # fetched again from the commit, which is never past a round marker
         closed = False
         for tp in revoked:
             if tp.topic == self.K.pages_topic:
@@ -172,29 +187,35 @@ class LearnAgent:
         """Fetched batches in order, message by message; a partition is checkpointed every
         ``checkpoint_every`` events. A rebalance while a batch is learned (at a checkpoint
         or a yield) ends the batch: Faust reads the rest again from the commit."""
+        self._loop = asyncio.get_running_loop()
+        while True:
+            generation, p, messages = await self.batches.get()
+            if p < 0:
+                await self._resume()
+            else:
+                self.metrics.batch_messages.observe(len(messages))
+                await self._learn_batch(generation, p, messages)
+
+    async def _learn_batch(self, generation: int, p: int, messages: list) -> None:
         every = self.K.checkpoint_every
         busy = self.metrics.busy.inc
         clock = time.perf_counter
         batches = self.batches
-        sizes = self.metrics.batch_messages.observe
-        while True:
-            generation, p, messages = await batches.get()
-            t0 = clock()
-            sizes(len(messages))
-            for msg in messages:
-                if self._handle(msg) is not None:
-                    ps = self.parts.get(p)
-                    if ps is not None and ps.since_checkpoint >= every:
-                        await self.checkpoints.write(ps)
-                        if not batches.current(generation):
-                            break
-                if clock() - t0 >= YIELD_EVERY:
-                    self._count(busy, clock() - t0)
-                    await asyncio.sleep(0)
-                    t0 = clock()
+        t0 = clock()
+        for msg in messages:
+            if self._handle(msg) is not None:
+                ps = self.parts.get(p)
+                if ps is not None and ps.since_checkpoint >= every:
+                    await self.checkpoints.write(ps)
                     if not batches.current(generation):
                         break
-            self._count(busy, clock() - t0)
+            if clock() - t0 >= YIELD_EVERY:
+                self._count(busy, clock() - t0)
+                await asyncio.sleep(0)
+                t0 = clock()
+                if not batches.current(generation):
+                    break
+        self._count(busy, clock() - t0)
 
     def _count(self, busy, seconds: float) -> None:
         busy(seconds)
@@ -215,10 +236,18 @@ class LearnAgent:
             if off <= ps.applied:
                 ps.pending.append(msg)  # acked with the next checkpoint
             return None
+        if ps.waiting is not None:  # past a round marker: learned once the round is pooled
+            if not ps.held or off > ps.held[-1].offset:
+                ps.held.append(msg)
+            self.batches.hold(msg.tp)
+            return None
         ps.pending.append(msg)
         ps.last_offset = off
         ps.since_checkpoint += 1
         ps.last_seen = time.monotonic()
+        if topics.is_round(msg.headers):
+            self._round_marker(ps, off, (msg.value or b"").decode("utf-8", "replace"))
+            return None
         if topics.is_flush(msg.headers):
             try:
                 others = topics.pool_of(msg.value)
@@ -255,7 +284,64 @@ class LearnAgent:
             self.outputs.partials(self.partials_topic, lrn.flush())
             ps.since_flush = 0
         if self.npart != 1:  # one partition has nothing to pool with (None: not known yet)
-            self.outputs.transfer(self.transfer_topic, ps.p, off, lrn.shared_counts())
+            self._publish(ps, off)
+
+    def _round_marker(self, ps: Partition, off: int, round_id: str) -> None:
+        """A replay's round marker: derive, publish the counts for the round, and wait for
+        it to be pooled. One partition pools its shards itself at the same events (its
+        ShardGroup has ``rounds``): there the marker is nothing."""
+        if self.npart == 1 or ps.learner.rounds or not round_id:
+            return
+        ps.marker_sent = False
+        if ps.since_flush:
+            self.outputs.partials(self.partials_topic, ps.learner.flush())
+            ps.since_flush = 0
+        self._publish(ps, off, round_id)
+        ps.waiting = (round_id, off)
+        self.rounds.start()
+        if self.rounds.get(round_id) is not None:  # pooled before a restart: go on at once
+            self.batches.kick()
+
+    def _publish(self, ps: Partition, off: int, round_id: str = "") -> None:
+        """The partition's counts as of the marker at ``off``, for the coordinator; when
+        they are too large (logged, counted), none: the group pools without them, and a
+        round the partition waits at still ends."""
+        if not self.outputs.transfer(self.transfer_topic, ps.p, off, ps.learner.shared_counts(), round_id):
+            self.outputs.transfer(self.transfer_topic, ps.p, off, {}, round_id)
+
+    def _pooled_arrived(self) -> None:
+        """From the round reader's thread."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.batches.kick)
+
+    async def _resume(self) -> None:
+        """Partitions whose round was pooled adopt their share, derive, checkpoint, and
+        learn what they held."""
+        for ps in list(self.parts.values()):
+            if ps.waiting is None or self.parts.get(ps.p) is not ps:
+                continue
+            round_id, off = ps.waiting
+            pooled = self.rounds.get(round_id)
+            if pooled is None:
+                continue
+            lrn = ps.learner
+            if not pooled.skipped:
+                others = others_of([pooled.counts.get(s, {}) for s in range(lrn.total)])
+                self.outputs.partials(self.partials_topic, lrn.pool({s: others[s] for s in lrn.shards}))
+                self.outputs.partials(self.partials_topic, lrn.flush())
+            ps.waiting = None
+            self._publish(ps, off)
+            generation = self.app.consumer_generation_id
+            await self.checkpoints.write(ps)
+            held, ps.held = ps.held, []
+            if self.parts.get(ps.p) is not ps or not self.batches.current(generation):
+                continue  # revoked or rebalanced meanwhile: what it held comes again
+            from faust.types import TP
+
+            self.batches.release(TP(self.K.pages_topic, ps.p))
+            if held:
+                await self._learn_batch(generation, ps.p, held)
 
     def _learn_value(self, ps: Partition, msg, value, line: int | None) -> None:
         try:
@@ -298,6 +384,8 @@ class LearnAgent:
         for ps in list(self.parts.values()):
             if ps.p not in self.assigned or now - ps.last_seen < self.K.idle_flush_seconds:
                 continue
+            if ps.waiting is not None:
+                continue  # at a round: nothing to derive, and no checkpoint before it is pooled
             if not self._caught_up(ps):
                 continue  # quiet only because other partitions kept this worker busy
             if ps.since_flush and not ps.marker_sent:
@@ -339,6 +427,8 @@ class LearnAgent:
                 "last_offset": ps.last_offset,
                 "pending": len(ps.pending),
                 "since_flush": ps.since_flush,
+                "waiting_at_round": ps.waiting[0] if ps.waiting else None,
+                "held": len(ps.held),
                 **ps.learner.summary(),
             }
             for p, ps in sorted(self.parts.items())

@@ -82,10 +82,10 @@ class Outputs:
         for shard, rule in changes:
             self.send(topic, topics.rule_key(rule.id), _partial_enc.encode(topics.Partial(shard, rule)))
 
-    def transfer(self, topic: str, p: int, offset: int, counts) -> bool:
-        """Pages partition ``p``'s shared counts (by shard) as of its flush marker at ``offset``;
-        False (logged and counted, nothing sent) when they are too large to send."""
-        value = topics.transfer_value(p, offset, counts)
+    def transfer(self, topic: str, p: int, offset: int, counts, round_id: str = "") -> bool:
+        """Pages partition ``p``'s shared counts (by shard) as of its flush or round marker
+        at ``offset``; False (logged and counted, nothing sent) when they are too large."""
+        value = topics.transfer_value(p, offset, counts, round_id)
         if len(value) > topics.MAX_POOLED_BYTES:
             self.metrics.pool_skipped.inc()
             log.error(

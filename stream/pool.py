@@ -18,9 +18,16 @@ reads the marker, derives, and publishes its counts again. A round starts
   replay at full speed pools as often, per event, as ``learn --partitions N``), or
   ``kafka.pool_every_seconds`` passed (so a slow crawl pools too).
 
-What a learner adopts is in its partition's log, so replays and recoveries pool at the
-same points with the same counts. The coordinator runs in a thread of its own, with its
-own kafka-python clients: its reads and writes never hold up the event loop that learns.
+- or, when ``dustonline replay`` placed round markers (rounds.py), once every partition
+  has reached the marker and published its counts for it: all shards' counts go onto
+  the transfer topic (key ``pool``), where each worker reads its share. While a replay
+  places rounds (its ``Placer`` record), the coordinator places none, and records the
+  replay covered do not count towards a periodic round.
+
+What a learner adopts is in its partition's log (or, for a replay round, fixed by it), so
+replays and recoveries pool at the same points with the same counts. The coordinator
+runs in a thread of its own, with its own kafka-python clients: its reads and writes
+never hold up the event loop that learns.
 """
 
 from __future__ import annotations
@@ -54,6 +61,8 @@ class PoolCoordinator:
         self.counts: dict[int, topics.Transfer] = {}  # pages partition -> its latest counts
         self.pooled: list[Counts] | None = None  # the counts of the last round started
         self.rounds = 0  # rounds started since the counts last settled or new records came
+        self.placer: topics.Placer | None = None  # the last replay's, if one placed rounds
+        self.last_replay_round = ""  # the id of the last replay round pooled
         self._after = -1  # the pages partitions' end offsets summed, after the last round's markers
         self._last_round = time.monotonic()  # the first periodic round waits a period
 
@@ -72,12 +81,15 @@ class PoolCoordinator:
 
     def _run(self) -> None:
         try:
+            wait_ms, drain_ms = 200, 200  # at first, read all there is
             while not self._stop.is_set():
                 try:
+                    self._read(wait_ms, drain_ms)
+                    wait_ms, drain_ms = int(CHECK_EVERY * 1000), 0
                     self.tick(self.npart)
                 except Exception:
                     log.exception("pooling round failed; trying again")
-                self._stop.wait(CHECK_EVERY)
+                    self._stop.wait(CHECK_EVERY)
         finally:
             for c in (self._consumer, self._producer):
                 if c is not None:
@@ -85,7 +97,7 @@ class PoolCoordinator:
             self._consumer = self._producer = None
 
     # ------------------------------------------------------------ rounds
-    def _read(self) -> None:
+    def _consumer_(self):
         from kafka import TopicPartition
 
         if self._consumer is None:
@@ -93,20 +105,39 @@ class PoolCoordinator:
             tp = TopicPartition(self.topic, 0)
             self._consumer.assign([tp])
             self._consumer.seek_to_beginning(tp)
+        return self._consumer
+
+    def _read(self, wait_ms: int, drain_ms: int) -> None:
+        """The transfer topic's new records: the first poll waits up to ``wait_ms`` for
+        one (so a replay round is pooled as soon as its last partition publishes), the
+        next ones ``drain_ms``."""
+        consumer = self._consumer_()
+        timeout = wait_ms
         while True:
-            batch = self._consumer.poll(timeout_ms=200, max_records=10_000)
+            batch = consumer.poll(timeout_ms=timeout, max_records=10_000)
             if not batch:
                 return
             for recs in batch.values():
                 for rec in recs:
-                    if not rec.value:
-                        continue
-                    try:
-                        t = topics.transfer_of(rec.value)
-                    except ValueError as e:  # not ours: skipped, or every round would fail on it
-                        log.error("transfer topic offset %d: not a partition's counts (%s); skipped", rec.offset, e)
-                        continue
-                    self.counts[t.partition] = t
+                    self._take(rec)
+            timeout = drain_ms
+
+    def _take(self, rec) -> None:
+        if not rec.value:
+            return
+        try:
+            if rec.key == topics.POOL_KEY:
+                self.last_replay_round = topics.pooled_of(rec.value).round
+            elif rec.key == topics.PLACER_KEY:
+                self.placer = topics.placer_of(rec.value)
+                if self.placer.ends:  # a replay ended: what it covered had its rounds
+                    self._after = max(self._after, sum(self.placer.ends.values()))
+                    self._last_round = time.monotonic()
+            else:
+                t = topics.transfer_of(rec.value)
+                self.counts[t.partition] = t
+        except ValueError as e:  # not ours: skipped, or every round would fail on it
+            log.error("transfer topic offset %d: not a record of the pooling (%s); skipped", rec.offset, e)
 
     def _ends(self, npart: int) -> dict[int, int]:
         from kafka import TopicPartition
@@ -117,12 +148,23 @@ class PoolCoordinator:
         return {tp.partition: off for tp, off in self._consumer.end_offsets(tps).items()}
 
     def tick(self, npart: int) -> bool:
-        """Start a round if the counts changed and either every partition is learned to
+        """From the records read so far: pool a replay round every partition waits at, or
+        start a round if the counts changed and either every partition is learned to
         its end, or ``learning.pool_every`` records came or ``kafka.pool_every_seconds``
         passed since the last round; True when markers were written."""
         if npart < 2:
             return False
-        self._read()
+        latest = [self.counts.get(p) for p in range(npart)]
+        at = {t.round for t in latest if t is not None and t.round}
+        if at:  # a replay round: pooled once every partition waits at it, and nothing else meanwhile
+            if len(at) == 1 and all(t is not None and t.round for t in latest):
+                (round_id,) = at
+                if round_id != self.last_replay_round:
+                    self._pool_replay_round(round_id, self._by_shard(npart))
+                    return True
+            return False
+        if self.placer is not None and self.placer.until > time.time():
+            return False  # a replay is placing rounds: ours would fall elsewhere
         ends = self._ends(npart)
         if sum(ends.values()) > self._after:
             self.rounds = 0  # records came besides the markers: as a new PartitionedLearner.flush
@@ -131,10 +173,7 @@ class PoolCoordinator:
             t = self.counts.get(p)
             if ends.get(p, 0) > (t.offset + 1 if t is not None else 0):
                 complete = False  # records not learned yet, or learned but not published
-        shards: dict[int, Counts] = {}
-        for t in self.counts.values():
-            shards.update(t.counts)
-        counts = [dict(shards.get(s, {})) for s in range(shard_count(self.cfg, npart))]
+        counts = self._by_shard(npart)
         if counts == self.pooled:
             if complete:
                 self.rounds = 0
@@ -145,6 +184,36 @@ class PoolCoordinator:
             return False  # as PartitionedLearner.flush: counts that keep changing wait for new records
         self._round(npart, counts, ends, complete)
         return True
+
+    def _by_shard(self, npart: int) -> list[Counts]:
+        shards: dict[int, Counts] = {}
+        for t in self.counts.values():
+            shards.update(t.counts)
+        return [dict(shards.get(s, {})) for s in range(shard_count(self.cfg, npart))]
+
+    def _pool_replay_round(self, round_id: str, counts: list[Counts]) -> None:
+        """Every shard's counts at a replay round, for the workers (rounds.RoundReader)."""
+        if self._producer is None:
+            self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
+        value = topics.pooled_value(topics.Pooled(round_id, dict(enumerate(counts))))
+        if len(value) > topics.MAX_POOLED_BYTES:
+            if self.skipped_counter is not None:
+                self.skipped_counter.inc()
+            log.error(
+                "replay round %s pools nothing: its counts are %d bytes compressed, over %d",
+                round_id,
+                len(value),
+                topics.MAX_POOLED_BYTES,
+            )
+            value = topics.pooled_value(topics.Pooled(round_id, {}, skipped=True))
+        self._producer.send(self.topic, key=topics.POOL_KEY, value=value).get(timeout=60)
+        self.last_replay_round = round_id
+        self.pooled = counts
+        self.rounds = 0
+        self._last_round = time.monotonic()
+        if self.rounds_counter is not None:
+            self.rounds_counter.inc()
+        log.info("pooled replay round %s (%d shards)", round_id, len(counts))
 
     def _due(self, records: int) -> bool:
         """A periodic round is due while the group is busy: by records, or by time."""

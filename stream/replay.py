@@ -8,6 +8,10 @@ to the dead-letter file with their reason, as in ``dustonline learn``, and are c
 (JSON lines, header ``dustonline-format: jsonl``), sent to that partition: each partition
 still sees its events in input order, so the group learns exactly what it learns from
 one event per message, with the worker's per-message cost shared by the batch.
+
+When the group learns several shards on several partitions, the replay also places the
+group's pooling rounds: a round marker into every partition every ``learning.pool_every``
+events (rounds.py), so the group pools where ``dustonline learn`` pools.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dustonline.events.readers import Rejected, read_events
 
 from . import clients, topics
 from .pages import Packer
+from .rounds import RoundPlacer
 
 
 def replay(
@@ -45,12 +50,14 @@ def replay(
         ensure_topics(cfg)
     prod = producer if producer is not None else clients.producer(cfg)
     packer = Packer(prod, topic, batch) if batch > 1 else None
+    rounds = RoundPlacer(cfg, prod, topic, packer.flush if packer is not None else lambda: None)
     dlq = DeadLetter(dead_letter)
     dlq.start()  # the file holds this run's dead letters
     skipped: Counter[str] = Counter()  # records that are no fetch (blank lines, WARC requests)
     sent = 0
     t0 = time.perf_counter()
     try:
+        rounds.start()
         for item in read_events(list(inputs), fmt or cfg.input.format, cfg.input.max_url_length, skipped=skipped):
             if isinstance(item, Rejected):
                 dlq.add(item)
@@ -61,6 +68,7 @@ def replay(
             else:
                 packer.add(key, item)
             sent += 1
+            rounds.after(sent)
             if rate:
                 ahead = sent / rate - (time.perf_counter() - t0)
                 if ahead > 0:
@@ -73,9 +81,12 @@ def replay(
             packer.flush()
         prod.flush()
     finally:
-        dlq.close()
-        if own:
-            prod.close()
+        try:
+            rounds.finish()
+        finally:
+            dlq.close()
+            if own:
+                prod.close()
     secs = time.perf_counter() - t0
     return {
         "sent": sent,
@@ -86,4 +97,5 @@ def replay(
         "seconds": secs,
         "topic": topic,
         "messages": packer.messages if packer else sent,
+        "rounds": rounds.placed,
     }

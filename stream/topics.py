@@ -8,11 +8,16 @@ several events of one partition, one JSON object per line, in order (``dustonlin
 header ``dustonline-control: flush`` is a flush marker: the worker derives rules where it
 reads one (stream/learn.py); its value is empty, or a ``Pool`` (gzip'd JSON): per shard
 of the partition, the other shards' cross-site counts combined, which the shard's learner
-adopts there (pool.py).
+adopts there (pool.py). A record with ``dustonline-control: round`` is a round marker that
+``dustonline replay`` places into every partition every ``learning.pool_every`` events
+(value: the round's id): the worker derives there, publishes its counts, and learns
+nothing past it until the group's ``Pooled`` counts of that round are on the transfer
+topic (rounds.py).
 Rules topic: key = rule id; value = the rule record as in a rules file, or null (a
 tombstone) to forget the id. Both UTF-8. The worker's internal partials topic: key =
 rule id; value = a ``Partial`` as JSON. Its transfer topic (compacted): key = pages
-partition; value = a ``Transfer`` as gzip'd JSON. Both carry shards
+partition, value = a ``Transfer`` as gzip'd JSON; key ``pool``, the ``Pooled`` counts of
+the last replay round; key ``placer``, a ``Placer``. Both carry shards
 (dustonline/learner/shards.py): one per partition unless ``learning.shards`` says more.
 """
 
@@ -60,6 +65,14 @@ def is_flush(headers) -> bool:
     return _has_header(headers, CONTROL_HEADER, FLUSH)
 
 
+ROUND = b"round"
+ROUND_HEADERS = [(CONTROL_HEADER, ROUND)]  # a round marker's headers (replay.py)
+
+
+def is_round(headers) -> bool:
+    return _has_header(headers, CONTROL_HEADER, ROUND)
+
+
 def _has_header(headers, name: str, value: bytes) -> bool:
     if not headers:
         return False
@@ -83,12 +96,35 @@ class Pool(msgspec.Struct):
 
 
 class Transfer(msgspec.Struct):
-    """A partition's shard learners' shared counts, by shard, as of the flush marker at
-    ``offset``."""
+    """A partition's shard learners' shared counts, by shard, as of the flush or round
+    marker at ``offset``; ``round``: the id of the round marker the partition waits at."""
 
     partition: int
     offset: int
     counts: dict[int, Counts]
+    round: str = ""
+
+
+class Pooled(msgspec.Struct):
+    """Every shard's counts at a replay round, once every partition reached its marker;
+    ``skipped`` when they were too large to send (the round then pools nothing)."""
+
+    round: str
+    counts: dict[int, Counts]
+    skipped: bool = False
+
+
+class Placer(msgspec.Struct):
+    """A replay placing rounds into the pages topic: until ``until`` (epoch seconds) the
+    coordinator places none of its own, and it never counts records below ``ends``
+    (per partition, the end offsets when the replay finished) towards a periodic round."""
+
+    until: float
+    ends: dict[int, int] = {}
+
+
+POOL_KEY = b"pool"
+PLACER_KEY = b"placer"
 
 
 def _gz(data: bytes) -> bytes:
@@ -120,12 +156,28 @@ def transfer_key(p: int) -> bytes:
     return str(p).encode()
 
 
-def transfer_value(p: int, offset: int, counts) -> bytes:
-    return _gz(_json.encode(Transfer(p, offset, dict(counts))))
+def transfer_value(p: int, offset: int, counts, round_id: str = "") -> bytes:
+    return _gz(_json.encode(Transfer(p, offset, dict(counts), round_id)))
 
 
 def transfer_of(value: bytes) -> Transfer:
     return msgspec.json.decode(_ungz(value), type=Transfer)
+
+
+def pooled_value(pooled: Pooled) -> bytes:
+    return _gz(_json.encode(pooled))
+
+
+def pooled_of(value: bytes) -> Pooled:
+    return msgspec.json.decode(_ungz(value), type=Pooled)
+
+
+def placer_value(placer: Placer) -> bytes:
+    return _json.encode(placer)
+
+
+def placer_of(value: bytes) -> Placer:
+    return msgspec.json.decode(value, type=Placer)
 
 
 def rule_key(rule_id: str) -> bytes:

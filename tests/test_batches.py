@@ -76,3 +76,27 @@ def test_a_revoke_clears_what_waits_and_the_pauses():
     assert len(q) == 0
     q.put(tp, messages(3, 300))  # paused afresh: Faust's assignment reset the consumer's pauses
     assert app.consumer.calls == [("pause", tp), ("pause", tp)]
+
+
+def test_a_partition_held_at_a_round_stays_out_of_fetches_until_released():
+    """A partition waiting at a replay round (stream/rounds.py) is paused however little
+    of it waits, stays paused when its buffer drains, and resumes on release; a kick wakes
+    the learn loop with partition -1."""
+    app, q, _ = setup(max_bytes=1000)
+    tp = TP("p", 1)
+    q.put(tp, messages(1, 300))
+    q.hold(tp)
+    q.hold(tp)  # once
+    assert app.consumer.calls == [("pause", tp)]
+
+    async def take():
+        return await q.get()
+
+    assert asyncio.run(take())[1] == 1  # drained below the bound: still held
+    assert app.consumer.calls == [("pause", tp)]
+    q.kick()
+    assert asyncio.run(take()) == (1, -1, [])
+    q.release(tp)
+    assert app.consumer.calls == [("pause", tp), ("resume", tp)]
+    q.release(tp)  # not paused any more: nothing
+    assert app.consumer.calls == [("pause", tp), ("resume", tp)]

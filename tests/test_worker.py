@@ -595,3 +595,46 @@ def test_service_with_the_default_config_keys_held_out_urls_as_one_learner(
     one = RuleSet(embedded(cfg, events, None).rules())
     assert [got.canonicalize(u) for u in held_out] == [one.canonicalize(u) for u in held_out]
     assert sum(1 for u in held_out if one.canonicalize(u) != u) > 100
+
+
+@pytest.mark.parametrize(
+    "partitions,shards",
+    [(2, 4), (3, 0)],
+    ids=["2-partitions-4-shards", "3-partitions-no-shards"],
+)
+def test_replay_rounds_pool_where_learn_pools(kafka_broker, stream_data, tmp_path, workers, partitions, shards):
+    """Issue 18: pooling every `learning.pool_every` events, not only when quiet. The
+    replay places a round marker into every partition every 300 events; each partition
+    waits there until the round is pooled, so the group pools at the events where
+    `dustonline learn` pools, with the same counts. The worker runs while the replay
+    writes (its coordinator would place periodic rounds by records and every 2 s, were
+    the replay not placing them) and is killed -9 mid-stream: the rules are those of
+    `learn` (with shards) and `learn --partitions N`, record for record."""
+    path, events, held_out = stream_data
+    learning = {"min_freq": 3, "min_supp": 3, "shards": shards, "pool_every": 300}
+    cfg = service_config(kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0)
+    c = load_config(cfg)
+    from dustonline_stream.admin import ensure_topics
+
+    import threading
+
+    ensure_topics(c)
+    w = workers(cfg)
+    wait_until(lambda: len((w.state() or {}).get("assigned", ())) == partitions, 120, "the partitions assigned", [w])
+    sent: dict = {}
+    writer = threading.Thread(target=lambda: sent.update(replay([str(path)], c, rate=250)), daemon=True)
+    writer.start()  # about 8 s
+    wait_until(learned_at_least([w], len(events) // 3), 180, "a third of the stream learned", [w])
+    w.kill9()
+    w.start()
+    writer.join(120)
+    wait_until(learned_all([w], partitions, len(events)), 240, "the restarted worker to finish", [w])
+    ref, got = assert_group_equals_embedded(cfg, events, partitions, [w])
+    if shards:
+        one = embedded(cfg, events, None)
+        assert list(map(encode_rule, one.rules())) == list(map(encode_rule, ref.rules()))
+    assert sent["rounds"] == len(events) // 300
+    text = w.tail(100_000)
+    assert "pooled replay round" in text and "periodic: some partition is busy" not in text
+    want = RuleSet(ref.rules())
+    assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
