@@ -22,7 +22,10 @@ scripts/kafka.sh. Prints:
    up to that many events before the event that publishes it; that wait is not counted.
 
 ``--workers N`` runs N workers on N partitions (the default config's routing: sites
-keyed by registered domain), for both measurements.
+keyed by registered domain), for both measurements. ``--pool-every N`` sets
+learning.pool_every on both sides (default 0: the group pools when quiet): with several
+partitions the replay then places a round every N events, where each partition waits
+for the group (stream/rounds.py), and the embedded reference pools at the same events.
 """
 
 from __future__ import annotations
@@ -117,7 +120,7 @@ def worker_rate(
         host,
         tmp,
         partitions=n,
-        learning={},
+        learning={"pool_every": args.pool_every},
         checkpoint_every=args.checkpoint_every,
         idle_flush_seconds=0.2,
         **_fetch(args),
@@ -217,7 +220,7 @@ def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> 
         }
         n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
         rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt, peak))
-    cfg = load_config(service_config(host, tmp, partitions=args.workers, learning={}))
+    cfg = load_config(service_config(host, tmp, partitions=args.workers, learning={"pool_every": args.pool_every}))
     emb, emb_cpu, rules = embedded_rate(path, cfg, args.workers)
     for batch, rate, cpu_rate, st, n_ckpt, ckpt, peak in rows:
         print(
@@ -396,6 +399,9 @@ def main() -> None:
     )
     ap.add_argument("--batched-only", action="store_true", help="skip the one-event-per-message run")
     ap.add_argument("--workers", type=int, default=1, help="workers, on as many partitions (default 1)")
+    ap.add_argument(
+        "--pool-every", type=int, default=0, help="learning.pool_every, both sides (0: pool when quiet; the default)"
+    )
     ap.add_argument(
         "--rounds",
         type=int,

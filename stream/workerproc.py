@@ -27,8 +27,9 @@ def service_config(broker: str, tmp: Path, partitions: int, learning: dict | Non
     """A config file with topics and group of their own (every run starts clean)."""
     name = "w" + uuid.uuid4().hex[:8]
     # pooling only when the group is quiet (learning.pool_every 0, kafka.pool_every_seconds
-    # 0), as `learn --partitions N` then pools at its end: the worker's periodic rounds
-    # fall where its coordinator finds the group, which the embedded learner cannot model
+    # 0), as `learn --partitions N` then pools at its end: events sent by other producers
+    # than `dustonline replay` (which places rounds where `learn` pools, rounds.py) get
+    # periodic rounds where the coordinator finds the group, which `learn` cannot model
     learning = {"min_freq": 3, "min_supp": 3} if learning is None else learning
     data = {
         "learning": {"pool_every": 0, **learning},
