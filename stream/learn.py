@@ -76,7 +76,7 @@ class Partition:
         self.last_seen = time.monotonic()
         self.marker_sent = False
         self.seeking = True  # until the event after ``applied`` arrives
-        self.waiting: tuple[str, int] | None = None  # (round id, marker offset) it waits at
+        self.waiting: tuple[str, int, float] | None = None  # (round id, marker offset, since) it waits at
         self.held: list = []  # messages past that marker, learned once the round is pooled
 
 
@@ -136,6 +136,8 @@ class LearnAgent:
             if tp.topic == self.K.pages_topic:
                 self.assigned.discard(tp.partition)
                 ps = self.parts.pop(tp.partition, None)
+                if ps is not None and ps.waiting is not None:
+                    self.metrics.waiting.dec()
                 if ps is not None:
                     ps.backend.close()
                     closed = True
@@ -297,7 +299,8 @@ class LearnAgent:
             self.outputs.partials(self.partials_topic, ps.learner.flush())
             ps.since_flush = 0
         self._publish(ps, off, round_id)
-        ps.waiting = (round_id, off)
+        ps.waiting = (round_id, off, time.perf_counter())
+        self.metrics.waiting.inc()
         self.rounds.start()
         if self.rounds.get(round_id) is not None:  # pooled before a restart: go on at once
             self.batches.kick()
@@ -321,10 +324,12 @@ class LearnAgent:
         for ps in list(self.parts.values()):
             if ps.waiting is None or self.parts.get(ps.p) is not ps:
                 continue
-            round_id, off = ps.waiting
+            round_id, off, since = ps.waiting
             pooled = self.rounds.get(round_id)
             if pooled is None:
                 continue
+            self.metrics.round_wait.observe(time.perf_counter() - since)
+            self.metrics.waiting.dec()
             lrn = ps.learner
             if not pooled.skipped:
                 others = others_of([pooled.counts.get(s, {}) for s in range(lrn.total)])

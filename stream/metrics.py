@@ -81,6 +81,15 @@ class WorkerMetrics:
             "shared counts or pooling rounds not sent: over the message size limit (logged)",
             registry=r,
         )
+        self.round_wait = Histogram(
+            "dustonline_round_wait_seconds",
+            "time a partition waited at a replay round for the rest of the group (stream/rounds.py)",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0),
+            registry=r,
+        )
+        self.waiting = Gauge(
+            "dustonline_partitions_waiting", "partitions of this worker waiting at a replay round", registry=r
+        )
         from dustonline import __version__
 
         Info("dustonline_build", "the worker's version", registry=r).info({"version": __version__})

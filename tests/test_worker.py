@@ -636,5 +636,8 @@ def test_replay_rounds_pool_where_learn_pools(kafka_broker, stream_data, tmp_pat
     assert sent["rounds"] == len(events) // 300
     text = w.tail(100_000)
     assert "pooled replay round" in text and "periodic: some partition is busy" not in text
+    metrics = w.get("/metrics")
+    assert _metric(metrics, "dustonline_round_wait_seconds_count") > 0
+    assert _metric(metrics, "dustonline_partitions_waiting") == 0
     want = RuleSet(ref.rules())
     assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]

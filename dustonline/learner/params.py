@@ -262,7 +262,7 @@ class ParamRules:
                 o.seen[key] = [1, value]
             else:
                 s[0] += 1
-                if value not in s[1:] and len(s) <= MAX_VALUES:
+                if len(s) <= MAX_VALUES and value not in s:  # s[0], the count, is no str
                     s.append(value)
         return list(values)
 
