@@ -121,7 +121,12 @@ class LearnAgent:
     def assign(self, assigned) -> None:
         self.assigned |= {tp.partition for tp in assigned if tp.topic == self.K.pages_topic}
         self.metrics.partitions.set(len(self.assigned))
-        self.npart = faust_compat.topic_partitions(self.app, self.K.pages_topic)
+        # the consumer's metadata may not know the topic yet at the first assignment: the
+        # worker checked at its start that it has kafka.partitions (admin.py). Left None,
+        # the owner of partition 0 never started pooling (found by bench_stream, 2026-11-28)
+        self.npart = faust_compat.topic_partitions(self.app, self.K.pages_topic) or self.K.partitions
+        if self.npart > 1:
+            self.rounds.start()  # replay rounds, and whether a replay is placing them
         log.info("pages partitions assigned here: %s", sorted(self.assigned))
 
     def revoke(self, revoked) -> None:
@@ -394,6 +399,8 @@ class LearnAgent:
             if not self._caught_up(ps):
                 continue  # quiet only because other partitions kept this worker busy
             if ps.since_flush and not ps.marker_sent:
+                if self.rounds.replaying():
+                    continue  # the replay places the derivation points, its end too
                 self.outputs.flush_marker(self.K.pages_topic, ps.p)
                 self.outputs.deliver()
                 ps.marker_sent = True

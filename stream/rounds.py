@@ -95,14 +95,22 @@ class RoundPlacer:
 
 
 class RoundReader:
-    """A worker's view of the pooled rounds on the transfer topic, read in a thread of
-    its own; ``on_new()`` is called (from that thread) when one arrives."""
+    """A worker's view of the pooled rounds on the transfer topic, and of a replay placing
+    rounds, read in a thread of its own; ``on_new()`` is called (from that thread) when a
+    pooled round arrives."""
 
     def __init__(self, cfg: Config, transfer_topic: str, on_new: Callable[[], object]):
         self.cfg, self.topic, self.on_new = cfg, transfer_topic, on_new
         self._pools: OrderedDict[str, topics.Pooled] = OrderedDict()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._until = 0.0  # the replay's Placer: it places the derivation points until then
+
+    def replaying(self) -> bool:
+        """Whether a replay is placing rounds: a partition quiet meanwhile waits for its
+        events rather than deriving early (a slowed replay would otherwise derive where
+        ``learn`` does not); the replay's end is a point where it derives."""
+        return self._until > time.time()
 
     def get(self, round_id: str) -> topics.Pooled | None:
         return self._pools.get(round_id)
@@ -140,6 +148,12 @@ class RoundReader:
             consumer.close()
 
     def _take(self, rec) -> None:
+        if rec.key == topics.PLACER_KEY and rec.value:
+            try:
+                self._until = topics.placer_of(rec.value).until
+            except ValueError as e:
+                log.error("transfer topic offset %d: not a replay's placer (%s); skipped", rec.offset, e)
+            return
         if rec.key != topics.POOL_KEY or not rec.value:
             return
         try:

@@ -607,12 +607,15 @@ def test_replay_rounds_pool_where_learn_pools(kafka_broker, stream_data, tmp_pat
     replay places a round marker into every partition every 300 events; each partition
     waits there until the round is pooled, so the group pools at the events where
     `dustonline learn` pools, with the same counts. The worker runs while the replay
-    writes (its coordinator would place periodic rounds by records and every 2 s, were
-    the replay not placing them) and is killed -9 mid-stream: the rules are those of
+    writes (its coordinator would place periodic rounds by records and every 2 s, and a
+    partition quiet for 0.2 s would derive, were the replay not placing rounds) and is
+    killed -9 mid-stream: the rules are those of
     `learn` (with shards) and `learn --partitions N`, record for record."""
     path, events, held_out = stream_data
     learning = {"min_freq": 3, "min_supp": 3, "shards": shards, "pool_every": 300}
-    cfg = service_config(kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0)
+    cfg = service_config(
+        kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0, idle_flush_seconds=0.2
+    )
     c = load_config(cfg)
     from dustonline_stream.admin import ensure_topics
 
