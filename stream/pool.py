@@ -63,6 +63,7 @@ class PoolCoordinator:
         self.rounds = 0  # rounds started since the counts last settled or new records came
         self.placer: topics.Placer | None = None  # the last replay's, if one placed rounds
         self.last_replay_round = ""  # the id of the last replay round pooled
+        self._completed: set[tuple[str, int]] = set()  # (round, partition) markers this wrote
         self._after = -1  # the pages partitions' end offsets summed, after the last round's markers
         self._last_round = time.monotonic()  # the first periodic round waits a period
 
@@ -162,6 +163,8 @@ class PoolCoordinator:
                 if round_id != self.last_replay_round:
                     self._pool_replay_round(round_id, self._by_shard(npart))
                     return True
+            elif len(at) == 1 and not (self.placer is not None and self.placer.until > time.time()):
+                self._complete_round(next(iter(at)), latest, npart)
             return False
         if self.placer is not None and self.placer.until > time.time():
             return False  # a replay is placing rounds: ours would fall elsewhere
@@ -214,6 +217,30 @@ class PoolCoordinator:
         if self.rounds_counter is not None:
             self.rounds_counter.inc()
         log.info("pooled replay round %s (%d shards)", round_id, len(counts))
+
+    def _complete_round(self, round_id: str, latest: list, npart: int) -> None:
+        """A replay that stopped between the markers of a round (killed, say) left some
+        partitions waiting for partitions that will never read the marker: once no replay
+        holds the placer, the marker goes into each partition learned to its end without
+        it, and the round ends as any other."""
+        if round_id == self.last_replay_round:
+            return  # pooled: the partitions still at it are reading it
+        ends = self._ends(npart)
+        for p, t in enumerate(latest):
+            if t is not None and t.round:
+                continue
+            if ends.get(p, 0) <= (t.offset + 1 if t is not None else 0) and (round_id, p) not in self._completed:
+                if self._producer is None:
+                    self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
+                self._producer.send(
+                    self.cfg.kafka.pages_topic,
+                    key=b"",
+                    value=round_id.encode(),
+                    partition=p,
+                    headers=topics.ROUND_HEADERS,
+                ).get(timeout=60)
+                self._completed.add((round_id, p))
+                log.warning("replay round %s: partition %d never got its marker; written now", round_id, p)
 
     def _due(self, records: int) -> bool:
         """A periodic round is due while the group is busy: by records, or by time."""

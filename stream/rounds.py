@@ -62,15 +62,17 @@ class RoundPlacer:
     def after(self, sent: int) -> None:
         """``sent`` events are out: a round marker into every partition when that is a
         multiple of ``pool_every``."""
-        if not self.active or sent % self.every:
+        if not self.active:
+            return
+        if self.transfer is not None and time.time() - self._renewed > LEASE_SECONDS / 3:
+            self._lease(time.time() + LEASE_SECONDS)  # a slowed replay holds it between rounds too
+        if sent % self.every:
             return
         self.flush_pack()  # the events before the marker go before it
         self.placed += 1
         value = f"{self.run}/{self.placed}".encode()
         for p in range(self.npart):
             self.prod.send(self.topic, key=b"", value=value, partition=p, headers=topics.ROUND_HEADERS)
-        if self.transfer is not None and time.time() - self._renewed > LEASE_SECONDS / 3:
-            self._lease(time.time() + LEASE_SECONDS)
 
     def finish(self) -> None:
         """The replay is over (or failed): the coordinator may place rounds again, past

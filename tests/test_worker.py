@@ -617,9 +617,9 @@ def test_replay_rounds_pool_where_learn_pools(kafka_broker, stream_data, tmp_pat
         kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0, idle_flush_seconds=0.2
     )
     c = load_config(cfg)
-    from dustonline_stream.admin import ensure_topics
-
     import threading
+
+    from dustonline_stream.admin import ensure_topics
 
     ensure_topics(c)
     w = workers(cfg)
@@ -644,3 +644,33 @@ def test_replay_rounds_pool_where_learn_pools(kafka_broker, stream_data, tmp_pat
     assert _metric(metrics, "dustonline_partitions_waiting") == 0
     want = RuleSet(ref.rules())
     assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
+
+
+def test_a_round_a_replay_left_unfinished_is_ended_by_the_coordinator(kafka_broker, tmp_path, workers):
+    """A replay killed between the markers of a round left one in partition 0 only:
+    partition 0 waits at it for partition 1, which will never read one. Once no replay
+    holds the placer, the coordinator writes the marker into partition 1 (learned to its
+    end), the round is pooled, and partition 0 learns what it held."""
+    from dustonline import FetchEvent
+    from dustonline_stream.admin import ensure_topics
+    from dustonline_stream.topics import ROUND_HEADERS, page_key, page_value
+
+    cfg = service_config(kafka_broker, tmp_path, partitions=2, learning={"min_freq": 3, "min_supp": 3, "pool_every": 5})
+    c = load_config(cfg)
+    ensure_topics(c)
+    prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
+    events = [
+        FetchEvent(url=f"http://site{i % 6}.example/p/{i}", ts=1_700_000_000 + i, digest=f"d{i}") for i in range(60)
+    ]
+    for ev in events[:30]:
+        prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+    prod.send(c.kafka.pages_topic, key=b"", value=b"killed/1", partition=0, headers=ROUND_HEADERS)
+    for ev in events[30:]:
+        prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+    prod.flush()
+    prod.close()
+    w = workers(cfg)
+    wait_until(learned_all([w], 2, len(events)), 120, "both partitions to learn every event", [w])
+    assert "replay round killed/1: partition 1 never got its marker; written now" in w.tail(100_000)
+    assert "pooled replay round killed/1" in w.tail(100_000)
+    assert _metric(w.get("/metrics"), "dustonline_partitions_waiting") == 0
