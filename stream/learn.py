@@ -290,7 +290,7 @@ class LearnAgent:
         if ps.since_flush or others is not None:
             self.outputs.partials(self.partials_topic, lrn.flush())
             ps.since_flush = 0
-        if self.npart != 1:  # one partition has nothing to pool with (None: not known yet)
+        if self.npart != 1:  # one partition has nothing to pool with
             self._publish(ps, off)
 
     def _round_marker(self, ps: Partition, off: int, round_id: str) -> None:

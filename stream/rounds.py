@@ -34,7 +34,7 @@ from . import clients, topics
 log = logging.getLogger("dustonline.rounds")
 
 LEASE_SECONDS = 30.0  # a replay renews its Placer a third of this before it lapses
-KEEP = 16  # pooled rounds a reader keeps: a partition waits at the newest or the one before
+KEEP = 4  # pooled rounds a reader keeps: a partition waits at the newest or the one before
 
 
 class RoundPlacer:
