@@ -394,8 +394,10 @@ class LearnAgent:
         for ps in list(self.parts.values()):
             if ps.p not in self.assigned or now - ps.last_seen < self.K.idle_flush_seconds:
                 continue
-            if ps.waiting is not None:
-                continue  # at a round: nothing to derive, and no checkpoint before it is pooled
+            if ps.waiting is not None:  # at a round: nothing to derive, no checkpoint before it is pooled
+                if self.rounds.get(ps.waiting[0]) is not None:
+                    self.batches.kick()  # pooled, and its kick lost to a rebalance (batches.clear)
+                continue
             if not self._caught_up(ps):
                 continue  # quiet only because other partitions kept this worker busy
             if ps.since_flush and not ps.marker_sent:
