@@ -59,3 +59,15 @@ def consumer(cfg: Config, **extra):
     opts = dict(bootstrap_servers=K.bootstrap_servers.split(","), client_id=K.client_id, **security(cfg))
     opts.update(extra)
     return KafkaConsumer(**opts)
+
+
+def reader_from_start(cfg: Config, topic: str):
+    """A consumer of partition 0 of a one-partition topic, from its first record: the
+    transfer topic's readers (pool.py, rounds.py) rebuild their view from all of it."""
+    from kafka import TopicPartition
+
+    c = consumer(cfg, enable_auto_commit=False, auto_offset_reset="earliest")
+    tp = TopicPartition(topic, 0)
+    c.assign([tp])
+    c.seek_to_beginning(tp)
+    return c

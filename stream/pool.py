@@ -99,13 +99,8 @@ class PoolCoordinator:
 
     # ------------------------------------------------------------ rounds
     def _consumer_(self):
-        from kafka import TopicPartition
-
         if self._consumer is None:
-            self._consumer = clients.consumer(self.cfg, enable_auto_commit=False, auto_offset_reset="earliest")
-            tp = TopicPartition(self.topic, 0)
-            self._consumer.assign([tp])
-            self._consumer.seek_to_beginning(tp)
+            self._consumer = clients.reader_from_start(self.cfg, self.topic)
         return self._consumer
 
     def _read(self, wait_ms: int, drain_ms: int) -> None:
@@ -163,10 +158,10 @@ class PoolCoordinator:
                 if round_id != self.last_replay_round:
                     self._pool_replay_round(round_id, self._by_shard(npart))
                     return True
-            elif len(at) == 1 and not (self.placer is not None and self.placer.until > time.time()):
+            elif len(at) == 1 and not self._replaying():
                 self._complete_round(next(iter(at)), latest, npart)
             return False
-        if self.placer is not None and self.placer.until > time.time():
+        if self._replaying():
             return False  # a replay is placing rounds: ours would fall elsewhere
         ends = self._ends(npart)
         if sum(ends.values()) > self._after:
@@ -187,6 +182,9 @@ class PoolCoordinator:
             return False  # as PartitionedLearner.flush: counts that keep changing wait for new records
         self._round(npart, counts, ends, complete)
         return True
+
+    def _replaying(self) -> bool:
+        return self.placer is not None and self.placer.until > time.time()
 
     def _by_shard(self, npart: int) -> list[Counts]:
         shards: dict[int, Counts] = {}

@@ -105,7 +105,6 @@ class RoundReader:
         self.cfg, self.topic, self.on_new = cfg, transfer_topic, on_new
         self._pools: OrderedDict[str, topics.Pooled] = OrderedDict()
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
         self._until = 0.0  # the replay's Placer: it places the derivation points until then
 
     def replaying(self) -> bool:
@@ -118,25 +117,17 @@ class RoundReader:
         return self._pools.get(round_id)
 
     def start(self) -> None:
+        """Idempotent; the thread lives as long as the worker (a daemon)."""
         if self._thread is None or not self._thread.is_alive():
-            self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="dustonline-rounds", daemon=True)
             self._thread.start()
 
-    def stop(self) -> None:
-        self._stop.set()
-
     def _run(self) -> None:
-        from kafka import TopicPartition
-
         consumer = None
-        while not self._stop.is_set():
+        while True:
             try:
                 if consumer is None:
-                    consumer = clients.consumer(self.cfg, enable_auto_commit=False, auto_offset_reset="earliest")
-                    tp = TopicPartition(self.topic, 0)
-                    consumer.assign([tp])
-                    consumer.seek_to_beginning(tp)
+                    consumer = clients.reader_from_start(self.cfg, self.topic)
                 for recs in consumer.poll(timeout_ms=500, max_records=1000).values():
                     for rec in recs:
                         self._take(rec)
@@ -145,9 +136,7 @@ class RoundReader:
                 if consumer is not None:
                     consumer.close()
                 consumer = None
-                self._stop.wait(1.0)
-        if consumer is not None:
-            consumer.close()
+                time.sleep(1.0)
 
     def _take(self, rec) -> None:
         if rec.key == topics.PLACER_KEY and rec.value:
