@@ -167,6 +167,12 @@ class LearnAgent:
         self._seeks.add(seek)  # the loop keeps only a weak reference to a task
         seek.add_done_callback(self._seek_done)
         log.info("partition %d: learner restored at offset %d (%d events)", p, ps.applied, learner.events)
+        if ps.applied >= 0:
+            # its rules again (delivered with the next checkpoint): a partial lost between
+            # the learner and the rules topic while the checkpoint holding it was written
+            # would otherwise never be sent again; the merge publishes an id it has at that
+            # version again (RuleMerger.again), and subscribers ignore a version they hold
+            self.outputs.partials(self.partials_topic, learner.announce())
         return ps
 
     def _shards(self, p: int, store: Store) -> ShardGroup:

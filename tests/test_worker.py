@@ -322,6 +322,30 @@ def test_kill9_mid_stream_then_restart_loses_and_recounts_nothing(kafka_broker, 
     assert "learner restored at offset" in w.tail(10_000)
 
 
+def test_a_restarted_worker_publishes_what_its_state_holds(kafka_broker, stream_data, tmp_path, workers):
+    """The state's changelog, not the rules topic, records what a partition learned: a
+    worker restarted onto an empty rules topic (a new one here, as after the topic was
+    lost) publishes every rule its partitions hold, with no new event to learn. The same
+    re-announcement brings back a partial lost between a checkpoint and the rules topic,
+    the kill -9 test's rare failure (a rule at version 1 never published)."""
+    import yaml
+
+    path, events, _ = stream_data
+    cfg = replayed(kafka_broker, path, tmp_path, 2)
+    w = workers(cfg)
+    wait_until(learned_all([w], 2, len(events)), 180, "the worker to learn the stream", [w])
+    w.stop()
+    data = yaml.safe_load(cfg.read_text())
+    data["kafka"]["rules_topic"] += "-new"
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(yaml.safe_dump(data))
+    w.config = moved  # the same state directory, group and topics but the rules topic
+    w.start()
+    wait_until(learned_all([w], 2, len(events)), 180, "the restarted worker to restore its partitions", [w])
+    assert_group_equals_embedded(moved, events, 2, [w])
+    assert "learner restored at offset" in w.tail(10_000)
+
+
 @pytest.mark.parametrize("partitions", [1, 2])
 def test_shards_learn_one_rule_set_on_any_partition_count(kafka_broker, stream_data, tmp_path, workers, partitions):
     """Issue 18: with ``learning.shards`` 4, a topic of 1 or 2 partitions (4 or 2 shard

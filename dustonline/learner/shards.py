@@ -296,6 +296,11 @@ class ShardGroup:
         with none adopts none, as in a round among shards. ``flush`` derives what follows."""
         return [(s, r) for i, s in enumerate(self.shards) for r in self._adopt(i, others.get(s, {}))]
 
+    def announce(self) -> Partials:
+        """Every shard's active rules as last published: what a restored partition sends
+        again, since the changelog, not the partials topic, is the record of what it learned."""
+        return [(s, r) for s, lrn in zip(self.shards, self.learners) for r in lrn.rules()]
+
     @property
     def derivation_pending(self) -> bool:
         return any(lrn.derivation_pending for lrn in self.learners)
