@@ -81,6 +81,11 @@ class WorkerMetrics:
             "shared counts or pooling rounds not sent: over the message size limit (logged)",
             registry=r,
         )
+        self.partials_skipped = Counter(
+            "dustonline_partials_skipped",
+            "rule partials the consumer never handed to the merge (logged; should stay 0)",
+            registry=r,
+        )
         self.round_wait = Histogram(
             "dustonline_round_wait_seconds",
             "time a partition waited at a replay round for the rest of the group (stream/rounds.py)",

@@ -114,6 +114,7 @@ class Worker:
 
     async def _on_revoked(self, app, revoked, **kw) -> None:
         self.learn.revoke(revoked)
+        self.merge.forget()
 
     def state_summary(self) -> dict:
         """The learners of this worker's partitions: events learned, offsets, counts."""
