@@ -113,7 +113,9 @@ class LearnAgent:
         self.parts: dict[int, Partition] = {}
         self.assigned: set[int] = set()
         self.checkpoints = Checkpoints(app, table, self.parts, outputs, metrics)
-        self.npart: int | None = None  # pages partitions, for the routing check
+        # pages partitions (the worker checked at its start that the topic has this many;
+        # ``assign`` reads the topic's own count), for shards, rounds and the routing check
+        self.npart: int = cfg.kafka.partitions
         self.learned = 0  # events read, for dustonline_events_total (counted a batch at a time)
         self._misrouted_seen: set[int] = set()
 
@@ -180,7 +182,7 @@ class LearnAgent:
         when it holds several (one: the store itself, as before shards)."""
         # the worker refused a topic of another partition count than kafka.partitions at
         # its start (admin.py), and the config check that it divides learning.shards
-        npart = self.npart or faust_compat.topic_partitions(self.app, self.K.pages_topic) or self.K.partitions
+        npart = self.npart
         total = shard_count(self.cfg, npart)
         mine = shards_of(p, npart, total)
         if len(mine) == 1:
@@ -365,7 +367,7 @@ class LearnAgent:
         except BadEvent as e:
             self.outputs.dead_letter(msg, e.reason, e.detail, value, line)
             return
-        if self.npart and _route(ev.url, self.npart) != ps.p:
+        if _route(ev.url, self.npart) != ps.p:
             self._misrouted(ps.p, msg, ev.url)
         changes = ps.learner.learn_one(ev)
         if changes:
@@ -383,7 +385,7 @@ class LearnAgent:
                 p,
                 url,
                 msg.key,
-                _route(url, self.npart or 1),
+                _route(url, self.npart),
             )
 
     # ------------------------------------------------------------ timers
@@ -414,8 +416,8 @@ class LearnAgent:
                 ps.marker_sent = True
             elif ps.pending and not ps.since_flush:
                 await self.checkpoints.write(ps)
-        if 0 in self.assigned and (self.npart or 0) > 1:  # the owner of partition 0 pools the group's counts
-            self.pool.start(self.npart or 0)
+        if 0 in self.assigned and self.npart > 1:  # the owner of partition 0 pools the group's counts
+            self.pool.start(self.npart)
         else:
             self.pool.stop()
 
