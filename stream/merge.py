@@ -23,13 +23,18 @@ MERGE_WITHIN = 0.01  # seconds a buffer waits for more partials: added to a rule
 
 
 class MergeAgent:
-    def __init__(self, table, rules_topic: str, outputs: Outputs, metrics: WorkerMetrics):
+    def __init__(self, app, table, rules_topic: str, outputs: Outputs, metrics: WorkerMetrics):
+        self.app = app
         self.table = table  # rule id -> the partials of every pages partition (encode_partials)
         self.rules_topic = rules_topic
         self.outputs = outputs
         self.metrics = metrics
         self.merger = RuleMerger()
-        self._read: dict[int, int] = {}  # partials partition -> offset merged last, since the last rebalance
+        # per partials partition, since the last rebalance: the offset up to which every
+        # partial reached the merge, and where it was sought back to after a skip
+        self._frontier: dict[int, int] = {}
+        self._sought: dict[int, int] = {}
+        self._rewind: dict[tuple[str, int], int] = {}  # skips found in this buffer: seek there
 
     async def merge(self, stream) -> None:
         """The partials a buffer at a time (what came within ``MERGE_WITHIN`` seconds, up to
@@ -43,27 +48,52 @@ class MergeAgent:
             # blocking, as before 40c134a: the kill -9 tests lost rules with a wait that
             # let the loop run; the cause they showed is mended by ``again`` (below)
             self.outputs.deliver()
+            if self._rewind:
+                await self._seek_back()
 
     def forget(self) -> None:
         """A rebalance: Faust seeks back to the committed offsets, and a partition this
         worker gets again was read by another meanwhile."""
-        self._read.clear()
+        self._frontier.clear()
+        self._sought.clear()
+        self._rewind.clear()
 
     def _check_offset(self, msg) -> None:
-        """A partial never handed to the merge (offsets here only go up by one between
-        rebalances: the topic is not compacted and has no transaction markers) is one
-        whose rule may never be published: said and counted. A restored pages partition
-        announces its rules again (learn.py), which mends it at the next restart."""
-        last = self._read.get(msg.partition)
-        if last is not None and msg.offset > last + 1:
-            self.metrics.partials_skipped.inc(msg.offset - last - 1)
-            log.warning(
-                "rule partials partition %d: offsets %d-%d never reached the merge",
-                msg.partition,
-                last + 1,
-                msg.offset - 1,
-            )
-        self._read[msg.partition] = msg.offset
+        """Offsets of a partials partition reach the merge one by one (the topic is not
+        compacted and has no transaction markers). A skip is a partial Faust dropped: its
+        recovery clears the agents' queues when it resumes the flow, after seeking back,
+        and what the fetcher queued in between is gone, its offset counted as read; the
+        commit then passes it. Said, counted, and read again (``_seek_back``): the merge
+        takes partials in any order (versions), so the ones after it may go first."""
+        p, off = msg.partition, msg.offset
+        frontier = self._frontier.get(p)
+        if frontier is None or off <= frontier + 1:
+            self._frontier[p] = off if frontier is None else max(frontier, off)
+            if self._sought.get(p, -1) <= self._frontier[p]:
+                self._sought.pop(p, None)
+            return
+        if self._sought.get(p) == frontier + 1 or (msg.topic, p) in self._rewind:
+            return  # sought back there already: what was queued before the seek still comes
+        self.metrics.partials_skipped.inc(off - frontier - 1)
+        log.warning(
+            "rule partials partition %d: offsets %d-%d never reached the merge; reading them again",
+            p,
+            frontier + 1,
+            off - 1,
+        )
+        self._rewind[(msg.topic, p)] = frontier + 1
+
+    async def _seek_back(self) -> None:
+        from faust.types import TP
+
+        rewind, self._rewind = self._rewind, {}
+        for (topic, p), off in rewind.items():
+            try:  # in the consumer's thread, as learn.py's seeks
+                await self.app.consumer.seek_wait({TP(topic, p): off})
+            except Exception as e:  # noqa: BLE001 -- revoked meanwhile: its next owner reads from the commit
+                log.warning("seeking rule partials partition %d back to %d: %r", p, off, e)
+                continue
+            self._sought[p] = off
 
     def _merge_one(self, msg) -> None:
         self._check_offset(msg)

@@ -88,7 +88,7 @@ class Worker:
             self.metrics,
             transfer_topic_name(cfg),
         )
-        self.merge = MergeAgent(self.merged, K.rules_topic, self.outputs, self.metrics)
+        self.merge = MergeAgent(app, self.merged, K.rules_topic, self.outputs, self.metrics)
         if K.web_port > 0:
             metrics.expose(app, faust_sensor=K.faust_metrics)
 
