@@ -83,7 +83,7 @@ class WorkerMetrics:
         )
         self.partials_skipped = Counter(
             "dustonline_partials_skipped",
-            "rule partials the consumer never handed to the merge (logged; should stay 0)",
+            "rule partials Faust dropped before the merge saw them (logged, and read again)",
             registry=r,
         )
         self.round_wait = Histogram(
