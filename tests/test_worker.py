@@ -326,8 +326,9 @@ def test_a_restarted_worker_publishes_what_its_state_holds(kafka_broker, stream_
     """The state's changelog, not the rules topic, records what a partition learned: a
     worker restarted onto an empty rules topic (a new one here, as after the topic was
     lost) publishes every rule its partitions hold, with no new event to learn. The same
-    re-announcement brings back a partial lost between a checkpoint and the rules topic,
-    the kill -9 test's rare failure (a rule at version 1 never published)."""
+    re-announcement brings back a partial lost on its way to the rules topic after the
+    checkpoint that holds its rule (the kill -9 test's rare failure was one, dropped by
+    Faust: the merge now reads such a partial again, test_merge_agent.py)."""
     import yaml
 
     path, events, _ = stream_data
