@@ -201,3 +201,53 @@ def test_a_long_session_token_is_one_varying_set_not_noise():
     assert rule.apply(page + ";jsessionid=06381D3C67F85A834360A6C05F1E36BA.worker1") == rule.apply(page)
     unrelated = ["https://www.example.org/a/b/c.html", "https://www.example.org/x1y2/zz9q.php?k=v&w=3"]
     assert parts_of(linear_alignment(unrelated), 0.5) is None
+
+
+def _pooled(*groups):
+    """Other partitions' ``view``s as Induction.pool hands them to ``candidates``."""
+    bits, vals = {}, {}
+    for g in groups:
+        for name, v in g.view().items():
+            if name[0] == "b":
+                bits[name] = bits.get(name, 0) | v
+            else:
+                slot, _, value = name.partition("\x00")
+                vals.setdefault(slot, []).append(value)
+    return {"m": {}, "bits": bits, "vals": {k: sorted(v) for k, v in vals.items()}, "rev": 1}
+
+
+def test_a_slot_freed_on_another_partition_renders_there_as_one_learner_renders_it():
+    """Site a.com shows many cookieless session ids (and /v1/ beside them), b.com two: one
+    learner of both frees the segment into a class that keeps the punctuation. Split over
+    two partitions, b.com's group alone never frees it; it took a.com's values, none once
+    a.com freed them, and kept an alternation of its own two ids, so a third id on b.com
+    was another page. Pooled, both partitions render the one learner's rule."""
+
+    def sessions(host, n, seed):
+        out = []
+        for i in range(n):
+            sid = f"{i + seed:04x}ab{(i + seed) * 7919:08x}"
+            urls = [f"http://{host}/news/{i}", f"http://{host}/(S({sid}))/news/{i}"]
+            if host == "a.com" and i % 3 == 0:
+                urls.append(f"http://{host}/v1/news/{i}")
+            out.append(contrib(urls, host=host))
+        return out
+
+    a_side, b_side = sessions("a.com", 8, 0), sessions("b.com", 2, 100)
+    one = Group(a_side[0].shape)
+    for c in a_side + b_side:
+        one.add(c, card_set=5)
+    pa, pb = Group(a_side[0].shape), Group(b_side[0].shape)
+    for c in a_side:
+        pa.add(c, card_set=5)
+    for c in b_side:
+        pb.add(c, card_set=5)
+    (want,) = one.candidates(min_freq=1, card_set=5)
+    (got_a,) = pa.candidates(min_freq=1, card_set=5, view=_pooled(pb))
+    (got_b,) = pb.candidates(min_freq=1, card_set=5, view=_pooled(pa))
+    assert got_a.context == got_b.context == want.context, (want.context, got_a.context, got_b.context)
+    import re
+
+    rx = re.compile(got_b.context)
+    assert rx.fullmatch("http://b.com/(S(0777ab00ff00))/news/9")  # an id b.com had not shown
+    assert rx.fullmatch("http://b.com/v1/news/9") and not rx.fullmatch("http://b.com/fr/news/9")

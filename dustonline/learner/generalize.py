@@ -279,20 +279,28 @@ class Group:
         """What rendering reads besides the member keys, as names a worker group pools
         (``bits`` ORed, values united): a slot's character bits ("b i" or "b i.j" for a
         segment of an optional slot) and the values of a slot or segment still bound
-        ("o i NUL value", "s i.j NUL value")."""
+        ("o i NUL value", "s i.j NUL value"); and what freed (``_pooled_slot``): an
+        optional slot ("f i"), a segment with its fine skeleton ("f i.j NUL skeleton",
+        "" for a plain class) and its literals ("l i.j NUL value")."""
         out: dict[str, int] = {}
         for i, slot in enumerate(self.st["slots"]):
             if slot["k"] == "V":
                 if slot["bits"]:
                     out[f"b{i}"] = slot["bits"]
                 continue
-            if not slot["free"]:
+            if slot["free"]:
+                out[f"f{i}"] = 1
+            else:
                 for v in slot["vals"]:
                     out[f"o{i}\x00{v}"] = 1
             for j, seg in enumerate(slot["segs"] or ()):
                 if seg["bits"]:
                     out[f"b{i}.{j}"] = seg["bits"]
-                if not seg["free"]:
+                if seg["free"]:
+                    out[f"f{i}.{j}\x00" + "\x1f".join(seg.get("fine") or ())] = 1
+                    for v in seg.get("lits") or ():
+                        out[f"l{i}.{j}\x00{v}"] = 1
+                else:
                     for v in seg["vals"]:
                         out[f"s{i}.{j}\x00{v}"] = 1
         return out
@@ -317,11 +325,41 @@ class Group:
                     values, chosen = key.split("\x1e")
                     parts.append(("V", tuple(values.split("\x1f")), chosen))
             else:
+                if view:
+                    slot = _pooled_slot(slot, view["vals"], si)
                 vals = slot["vals"]
                 if view and not slot["free"] and view["vals"].get(f"o{si}"):
                     vals = {**vals, **dict.fromkeys(view["vals"][f"o{si}"], 0)}
                 parts.append(("O", tuple(sorted(vals)), _opt_regex(item[1], slot, vals, view, si)))
         return parts
+
+
+def _pooled_slot(slot: dict, pooled: dict, si: int) -> dict:
+    """The optional slot as one learner of the whole group would hold it: freed where
+    another partition's group freed it (a host there showed more than Card_set values),
+    and each freed segment with the fine skeleton any partition chose (one with
+    punctuation over a plain class: the narrower) and every literal kept beside it.
+    Without this, a partition whose own hosts show few values kept an alternation that
+    grew by every value pooled, re-counted at every round, where one learner has a class."""
+    free = slot["free"] or bool(pooled.get(f"f{si}"))
+    if not free or slot["segs"] is None:
+        return slot
+    segs = []
+    for j, seg in enumerate(slot["segs"]):
+        fines = pooled.get(f"f{si}.{j}")
+        if not fines:
+            segs.append(seg)
+            continue
+        names = set(fines)
+        if seg["free"]:
+            names.add("\x1f".join(seg.get("fine") or ()))
+        chosen = max(names)
+        fine = tuple(chosen.split("\x1f")) if chosen else None
+        lits = set(seg.get("lits") or ()) | set(pooled.get(f"l{si}.{j}") or ())
+        if fine is not None:
+            lits.update(v for v in [*seg["vals"], *(pooled.get(f"s{si}.{j}") or ())] if fine_skeleton(v) != fine)
+        segs.append({"vals": {}, "free": True, "bits": seg["bits"], "fine": fine, "lits": sorted(lits)})
+    return {**slot, "free": True, "vals": {}, "segs": segs}
 
 
 def _is_slot(item) -> bool:

@@ -16,7 +16,7 @@ Counts = dict[str, tuple[int, ...]]  # kind NUL name -> counts
 CLASSES = "c\x00"  # a transfer class: (sites active, sites vetoed)
 MEMBERS = "m\x00"  # shape id NUL member: (clusters,)
 CHECKS = "v\x00"  # a candidate rule: (nsupp, nci, malformed, freq)
-VALUES = "w\x00"  # shape id NUL a bound slot's value: (partitions that saw it,)
+VALUES = "w\x00"  # shape id NUL a bound slot's value, or what freed (Group.view): (partitions that saw it,)
 BITS = "b\x00"  # shape id NUL a slot's name: (character bits,), ORed rather than summed
 
 
