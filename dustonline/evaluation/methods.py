@@ -43,6 +43,12 @@ def missing(methods: list[Method], report: bool = False) -> dict[str, list[str]]
 
 
 def _online(cfg: Config):
+    """What ``dustonline learn`` learns under ``cfg``: with ``learning.shards``, its
+    shards pooled at its rounds (runner.py), so a shard count is judged as it runs."""
+    if cfg.learning.shards:
+        from ..learner.partitioned import PartitionedLearner
+
+        return PartitionedLearner(cfg, 1)
     from ..learner.online import OnlineLearner
 
     return OnlineLearner(cfg)
