@@ -251,3 +251,28 @@ def test_a_slot_freed_on_another_partition_renders_there_as_one_learner_renders_
     rx = re.compile(got_b.context)
     assert rx.fullmatch("http://b.com/(S(0777ab00ff00))/news/9")  # an id b.com had not shown
     assert rx.fullmatch("http://b.com/v1/news/9") and not rx.fullmatch("http://b.com/fr/news/9")
+
+
+def test_a_freed_segment_renders_alike_on_every_partition():
+    """a.com's many session ids free the segment on its partition; b.com, elsewhere,
+    also reaches a page through /v2/, a word beside the ids. Both partitions render one
+    rule, with /v2/ a literal beside the class: one rule id, one context."""
+    a_side, b_side = [], []
+    for i in range(8):
+        sid = f"{i:04x}ab{i * 7919:08x}"
+        a_side.append(contrib([f"http://a.com/news/{i}", f"http://a.com/(S({sid}))/news/{i}"], host="a.com"))
+    b_side.append(contrib(["http://b.com/news/1", "http://b.com/(S(0abcab00ff0a))/news/1"], host="b.com"))
+    b_side.append(contrib(["http://b.com/news/2", "http://b.com/v2/news/2"], host="b.com"))
+    pa, pb = Group(a_side[0].shape), Group(a_side[0].shape)
+    for c in a_side:
+        pa.add(c, card_set=5)
+    for c in b_side:
+        pb.add(c, card_set=5)
+    (got_a,) = pa.candidates(min_freq=1, card_set=5, view=_pooled(pb))
+    (got_b,) = pb.candidates(min_freq=1, card_set=5, view=_pooled(pa))
+    assert got_a.context == got_b.context, (got_a.context, got_b.context)
+    import re
+
+    rx = re.compile(got_a.context)
+    assert rx.fullmatch("http://b.com/v2/news/9") and rx.fullmatch("http://a.com/(S(0777ab00ff00))/news/9")
+    assert not rx.fullmatch("http://b.com/fr/news/9")

@@ -346,13 +346,13 @@ def _pooled_slot(slot: dict, pooled: dict, si: int) -> dict:
         return slot
     segs = []
     for j, seg in enumerate(slot["segs"]):
-        fines = pooled.get(f"f{si}.{j}")
-        if not fines:
-            segs.append(seg)
-            continue
-        names = set(fines)
+        names = set(pooled.get(f"f{si}.{j}") or ())
         if seg["free"]:
             names.add("\x1f".join(seg.get("fine") or ()))
+        if not names:
+            segs.append(seg)  # bound everywhere: every partition's values, as before
+            continue
+        # freed here or elsewhere: the same skeleton and literals wherever it renders
         chosen = max(names)
         fine = tuple(chosen.split("\x1f")) if chosen else None
         lits = set(seg.get("lits") or ()) | set(pooled.get(f"l{si}.{j}") or ())
