@@ -326,7 +326,7 @@ def test_a_batch_method_trained_through_the_protocol_holds_its_fit(fit):
     assert learner.flush() == [] and learner.summary()["fits"] == 1  # nothing new: no refit
 
 
-def test_eval_judges_the_shards_learn_runs(tmp_path):
+def test_eval_judges_the_shards_learn_runs():
     """With ``learning.shards`` set, ``learn`` is that many shards pooled at rounds; the
     online method must judge that learner, not one OnlineLearner, or a shard count could
     never be weighed on the evaluation."""
@@ -334,11 +334,9 @@ def test_eval_judges_the_shards_learn_runs(tmp_path):
 
     from dustonline.config import config_from_dict
     from dustonline.learner.online import OnlineLearner
-    from dustonline.rules.ruleset import read_rules, write_rules
     from dustonline.runner import LearnRun
 
     sample = str(resources.files("dustonline") / "data" / "sample-stream.jsonl.gz")
-
     cfg = config_from_dict({"learning": {"shards": 4, "pool_every": 2000}})
     (online,) = resolve("online")
     learner = online.make(cfg)
@@ -347,9 +345,7 @@ def test_eval_judges_the_shards_learn_runs(tmp_path):
     replay = evaluation.prequential(stream, learner, split_i=len(stream.events))
     run = LearnRun([sample], cfg, state=None)
     run.run(progress=False)
-    out = tmp_path / "rules.jsonl"
-    write_rules(out, run.learner.rules())
+    want = sorted((r.id, r.version, r.context) for r in run.learner.rules())
     run.close()
-    want = sorted((r.id, r.version, r.context) for r in read_rules(out))
     got = sorted((r.id, r.version, r.context) for r in replay.final.rules())
     assert want and got == want
