@@ -92,7 +92,9 @@ def main() -> None:
         events, truth = work / "events.jsonl", work / "truth.jsonl"
         t0 = time.perf_counter()
         write_bench_stream(args.events, args.sites, args.seed, events, truth)
-        print(f"stream: {sum(1 for _ in open(events)):,} events in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        with open(events) as f:
+            n = sum(1 for _ in f)
+        print(f"stream: {n:,} events in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         rows = []
         for every in everies:
             ratios = []

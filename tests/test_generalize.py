@@ -203,17 +203,12 @@ def test_a_long_session_token_is_one_varying_set_not_noise():
     assert parts_of(linear_alignment(unrelated), 0.5) is None
 
 
-def _pooled(*groups):
-    """Other partitions' ``view``s as Induction.pool hands them to ``candidates``."""
-    bits, vals = {}, {}
-    for g in groups:
-        for name, v in g.view().items():
-            if name[0] == "b":
-                bits[name] = bits.get(name, 0) | v
-            else:
-                slot, _, value = name.partition("\x00")
-                vals.setdefault(slot, []).append(value)
-    return {"m": {}, "bits": bits, "vals": {k: sorted(v) for k, v in vals.items()}, "rev": 1}
+def _pooled(other):
+    """Another partition's ``view`` as Induction.pool hands it to ``candidates``."""
+    from dustonline.learner.induction import pooled_views
+
+    (view,) = pooled_views({}, {"s\x00" + name: v for name, v in other.view().items()}).values()
+    return {**view, "rev": 1}
 
 
 def test_a_slot_freed_on_another_partition_renders_there_as_one_learner_renders_it():

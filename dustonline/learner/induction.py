@@ -22,6 +22,31 @@ from .records import ClusterRec, Contribution, GroupRec
 _enc = msgspec.msgpack.Encoder().encode
 
 
+def pooled_views(members: dict[str, int], views: dict[str, int]) -> dict[str, dict]:
+    """``shared`` counts, combined over partitions, per shape group as ``Group.candidates``
+    reads them: clusters per member ("m"), character bits ("bits"), and each slot's
+    values, sorted ("vals"; what freed too: Group.view)."""
+    by_sid: dict[str, dict] = {}
+
+    def of(sid: str) -> dict:
+        return by_sid.setdefault(sid, {"m": {}, "bits": {}, "vals": {}})
+
+    for key, n in members.items():
+        sid, _, mk = key.partition("\x00")
+        of(sid)["m"][mk] = n
+    for key, v in views.items():
+        sid, _, name = key.partition("\x00")
+        if name[0] == "b":
+            of(sid)["bits"][name] = v
+        else:
+            slot, _, value = name.partition("\x00")
+            of(sid)["vals"].setdefault(slot, []).append(value)
+    for g in by_sid.values():
+        for vals in g["vals"].values():
+            vals.sort()
+    return by_sid
+
+
 def _same(a: Contribution | None, b: Contribution | None) -> bool:
     if a is b:
         return True
@@ -124,27 +149,10 @@ class Induction:
         """Other partitions' ``shared`` counts, combined: groups whose pooled counts
         changed derive their candidates again at the next flush. ``sids``: only these
         groups' counts are given (all of each), the others' stand."""
-        by_sid: dict[str, dict] = {}
-
-        def of(sid: str) -> dict:
-            return by_sid.setdefault(sid, {"m": {}, "bits": {}, "vals": {}})
-
-        for key, n in members.items():
-            sid, _, mk = key.partition("\x00")
-            of(sid)["m"][mk] = n
-        for key, v in views.items():
-            sid, _, name = key.partition("\x00")
-            if name[0] == "b":
-                of(sid)["bits"][name] = v
-            else:
-                slot, _, value = name.partition("\x00")
-                of(sid)["vals"].setdefault(slot, []).append(value)
+        by_sid = pooled_views(members, views)
         held = sids if sids is not None else {sid for sid, _ in self.pooled.items()}
         for sid in sorted(set(by_sid) | held):
             new, old = by_sid.get(sid), self.pooled.get(sid)
-            if new is not None:
-                for vals in new["vals"].values():
-                    vals.sort()
             before = {k: old[k] for k in ("m", "bits", "vals")} if old else None  # without "rev"
             if before == new:
                 continue
