@@ -26,14 +26,15 @@ GROUP = "dustonline._native"  # the shared library: dustonline/_native__mypyc.*.
 LIBRARY = GROUP.split(".")[-1] + "__mypyc"  # its file name, beside the sources
 
 # Modules that hold msgspec structs (learner/records.py, rules/rule.py, events/,
-# state/durable.py) or protocols stay Python: mypyc would make their classes native ones.
+# state/durable.py) or protocols stay Python: mypyc would make their classes native ones;
+# so does learner/parallel.py (processes and pipes: nothing there is the learner's work).
 # rules/pattern.py does not compile (dataclasses with fields annotated ``object``).
 COMPILED = sorted(
     [
         *(
             f"dustonline/learner/{p.name}"
             for p in (ROOT / "dustonline/learner").glob("*.py")
-            if p.name not in ("__init__.py", "records.py", "protocol.py")
+            if p.name not in ("__init__.py", "records.py", "protocol.py", "parallel.py")
         ),
         "dustonline/state/chunklog.py",
         "dustonline/state/keyfilter.py",

@@ -3,6 +3,7 @@
 Other tools depend on these forms; change them only compatibly:
   dustonline --version
   dustonline learn INPUT... --rules-out RULES.jsonl|- [--state DIR] [--config FILE] [--format F] [--partitions N]
+                   [--processes N]
   dustonline canonicalize --rules RULES.jsonl [--engine python|re2] [INPUT]
   dustonline rules show RULES.jsonl
   dustonline rules export --format nutch|stormcrawler|heritrix|dud [--rules RULES.jsonl] [-o FILE]
@@ -27,6 +28,7 @@ from pathlib import Path
 from . import __version__, _compiled
 from .config import ConfigError, load_config
 from .console import progress_bar, tune_gc  # noqa: F401  (stream/cli.py uses both)
+from .learner.parallel import ShardProcessError
 from .rules.export import FORMATS as EXPORT_FORMATS
 from .rules.ruleset import ENGINES, RuleError, RuleSet, read_rules, write_rules
 
@@ -38,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, RuleError, ValueError, OSError) as e:
         print(f"dustonline: error: {e}", file=sys.stderr)
         return 2
+    except ShardProcessError as e:  # a shard's process failed or was killed (learn)
+        print(f"dustonline: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("dustonline: interrupted", file=sys.stderr)
         return 130
@@ -80,6 +85,15 @@ def _parser() -> argparse.ArgumentParser:
         help=(
             "learn as a worker group on a pages topic of N partitions does: learning.shards learners "
             "(the same rules for every N dividing it), or one per partition when it is 0"
+        ),
+    )
+    s.add_argument(
+        "--processes",
+        type=int,
+        metavar="N",
+        help=(
+            "learn the shards in up to N processes (default: one per usable core; 1 = this process); "
+            "the same rules for every N. A run with --state learns in one process"
         ),
     )
     s.set_defaults(func=cmd_learn)
@@ -286,7 +300,7 @@ def cmd_learn(args) -> int:
     for dest, what in ((args.rules_out, "--rules-out"), (args.dead_letter, "--dead-letter")):
         if dest and dest != "-":
             check_writable(dest, what)
-    run = LearnRun(args.inputs, cfg, args.state, args.format, args.dead_letter, args.partitions)
+    run = LearnRun(args.inputs, cfg, args.state, args.format, args.dead_letter, args.partitions, args.processes)
     try:
         run.run(progress=not args.quiet)
         n = write_rules_out(args.rules_out, run.learner.rules())

@@ -6,6 +6,7 @@ writes (state/durable.py)."""
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import time
 from collections import Counter
@@ -16,10 +17,19 @@ from .console import progress_bar, tune_gc
 from .events.deadletter import DeadLetter
 from .events.readers import Rejected, read_events
 from .learner.online import OnlineLearner
+from .learner.parallel import ParallelLearner
 from .learner.partitioned import PartitionedLearner
 from .learner.shards import shard_count
 from .state.durable import RunRecord, StateDir, identify
-from .state.store import rocks_store
+from .state.store import Store, rocks_store
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class LearnRun:
@@ -33,30 +43,26 @@ class LearnRun:
         fmt: str | None = None,
         dead_letter: str | Path | None = None,
         partitions: int | None = None,
+        processes: int | None = None,
     ):
         if partitions is not None and partitions < 1:
             raise ValueError(f"--partitions must be >= 1, got {partitions}")
+        if processes is not None and processes < 1:
+            raise ValueError(f"--processes must be >= 1, got {processes}")
         self.inputs, self.cfg = list(inputs), cfg
         self.fmt = fmt or cfg.input.format
         # shards, each in a namespace of the one store (learner/shards.py); None: one learner
         shards = shard_count(cfg, partitions or 1) if partitions or cfg.learning.shards else None
         self.state = StateDir(state) if state is not None else None
         last = self.state.recover() if self.state is not None else None
-        S = cfg.storage
-        self.store = rocks_store(
-            self.state.store_path() if self.state is not None else None, S.cache_entries, S.cache_mib
-        )
-        self.learner: OnlineLearner | PartitionedLearner
-        if shards:
-            store = self.store
-            self.learner = PartitionedLearner(
-                cfg, partitions or 1, lambda s: store.namespace(f"{s}/", shards), root=store
-            )
-            merged = self.state.extra("merger") if self.state is not None else None
-            if merged is not None:
-                self.learner.merger.restore(merged)
+        # shards learn in processes of their own unless they share a --state store
+        procs = min(shards or 1, processes or usable_cores()) if self.state is None else 1
+        self.store: Store | None = None  # a ParallelLearner's processes keep stores of their own
+        self.learner: OnlineLearner | PartitionedLearner | ParallelLearner
+        if procs > 1:
+            self.learner = ParallelLearner(cfg, partitions or 1, procs)
         else:
-            self.learner = OnlineLearner(cfg, self.store)
+            self.learner = self._in_process(cfg, partitions or 1, shards)
         s = self.learner.summary()
         self.record = (
             self.state.begin(last, identify(self.inputs, self.fmt, cfg, shards), s["events"], s["ignored"])
@@ -68,6 +74,19 @@ class LearnRun:
         self.dlq.start(self.record.dead_letter_bytes if self.resumed_at else None, self.record.rejected)
         self.skipped: Counter[str] = Counter()
         self.seconds = 0.0
+
+    def _in_process(self, cfg: Config, partitions: int, shards: int | None) -> OnlineLearner | PartitionedLearner:
+        S = cfg.storage
+        self.store = store = rocks_store(
+            self.state.store_path() if self.state is not None else None, S.cache_entries, S.cache_mib
+        )
+        if not shards:
+            return OnlineLearner(cfg, store)
+        learner = PartitionedLearner(cfg, partitions, lambda s: store.namespace(f"{s}/", shards), root=store)
+        merged = self.state.extra("merger") if self.state is not None else None
+        if merged is not None:
+            learner.merger.restore(merged)
+        return learner
 
     def run(self, progress: bool = True) -> None:
         """Every record of the inputs (after those a resumed run's checkpoint holds), then
@@ -116,6 +135,7 @@ class LearnRun:
         rec.skipped = dict(self.skipped)
         rec.dead_letter_bytes = self.dlq.tell()
         extra = {"merger": self.learner.merger.dump()} if isinstance(self.learner, PartitionedLearner) else None
+        assert self.store is not None  # a --state run learns in this process
         self.state.commit(self.store, rec, extra)
 
     def _why_no_rules(self, s: dict) -> str:

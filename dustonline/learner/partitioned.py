@@ -53,7 +53,7 @@ class PartitionedLearner(LearnerBase):
 
     def partition_summary(self, p: int) -> dict:
         """The counters of partition ``p``'s shards summed: what its worker reports."""
-        return summed(self.learners[s] for s in shards_of(p, self.partitions, self.shards))
+        return summed(self.learners[s].summary() for s in shards_of(p, self.partitions, self.shards))
 
     def checkpoint(self) -> None:
         self.group.checkpoint()

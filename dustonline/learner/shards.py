@@ -45,11 +45,11 @@ def shard_count(config: Config, partitions: int) -> int:
     return shards
 
 
-def summed(learners: Iterable[OnlineLearner]) -> dict:
-    """The learners' counters summed (sizes too: a site is in one shard)."""
+def summed(summaries: Iterable[dict]) -> dict:
+    """The learners' counters (``summary()``) summed (sizes too: a site is in one shard)."""
     total: dict = {}
-    for lrn in learners:
-        for k, v in lrn.summary().items():
+    for summary in summaries:
+        for k, v in summary.items():
             if isinstance(v, (int, float)):
                 total[k] = total.get(k, 0) + v
     return total
@@ -186,6 +186,43 @@ def shards_of(partition: int, partitions: int, shards: int) -> list[int]:
     return list(range(partition, shards, partitions))
 
 
+class Rounds:
+    """The pooling among the shards of one group, round after round: what each shard
+    adopts from the others' counts (``Shares``). Apart from the learners, so that shards
+    in other processes (parallel.py) pool as the shards of one process do."""
+
+    def __init__(self) -> None:
+        self._pooled: list[Counts] | None = None  # the counts as last pooled
+        self._shares: Shares | None = None  # each shard's share of the others' counts, as pooled last
+
+    def shares(self, counts: list[Counts]) -> list[tuple[Counts, list[str] | None]] | None:
+        """Per shard (in the order of ``counts``), what it adopts: its whole share with
+        None the first time, then (what changed, the names gone); None when the counts
+        are those pooled last."""
+        adopt: list[tuple[Counts, list[str] | None]]
+        if self._shares is None or self._pooled is None:
+            self._shares = Shares(counts)
+            adopt = [(share, None) for share in self._shares.others]  # read, not kept
+        else:
+            changed = self._shares.update(self._pooled, counts)
+            if changed is None:
+                return None
+            adopt = list(changed)
+        self._pooled = counts
+        return adopt
+
+
+def adopt_share(lrn: OnlineLearner, share: Counts, gone: list[str] | None) -> list[Rule]:
+    """One shard's part of a round (``Rounds.shares``): adopt, then derive what follows."""
+    out: list[Rule] = []
+    if gone is None:
+        out += lrn.pool(share)
+    elif share or gone:
+        out += lrn.pool(share, gone)
+    out += lrn.flush()
+    return out
+
+
 class ShardGroup:
     """The learners of some shards: all of them (embedded), or one partition's (a
     worker), each event routed to its site's shard. With ``rounds`` the shards pool
@@ -213,8 +250,7 @@ class ShardGroup:
         # same points as one that never stopped
         self.events = sum(lrn.stats.events for lrn in self.learners)
         self._index = {s: i for i, s in enumerate(self.shards)}
-        self._pooled: list[Counts] | None = None  # the counts as last pooled among these shards
-        self._shares: Shares | None = None  # each shard's share of the others' counts, as pooled last
+        self._rounds = Rounds()
         self._adopted: list[Counts | None] = [None] * len(self.shards)  # what each adopted last
 
     def shard_of(self, url: str) -> int:
@@ -243,25 +279,13 @@ class ShardGroup:
     def _round(self) -> Partials | None:
         """Each shard adopts the others' counts as they stand, and derives what follows;
         None when the counts are those pooled last."""
-        counts = [lrn.shared_counts() for lrn in self.learners]
-        adopt: list[tuple[Counts, list[str] | None]]
-        if self._shares is None or self._pooled is None:
-            self._shares = Shares(counts)
-            adopt = [(share, None) for share in self._shares.others]  # read, not kept
-        else:
-            changed = self._shares.update(self._pooled, counts)
-            if changed is None:
-                return None
-            adopt = list(changed)
-        self._pooled = counts
+        adopt = self._rounds.shares([lrn.shared_counts() for lrn in self.learners])
+        if adopt is None:
+            return None
         out: Partials = []
         for i, (share, gone) in enumerate(adopt):
-            s, lrn = self.shards[i], self.learners[i]
-            if gone is None:
-                out += [(s, r) for r in lrn.pool(share)]
-            elif share or gone:
-                out += [(s, r) for r in lrn.pool(share, gone)]
-            out += [(s, r) for r in lrn.flush()]
+            s = self.shards[i]
+            out += [(s, r) for r in adopt_share(self.learners[i], share, gone)]
         return out
 
     def _adopt(self, i: int, others: Counts) -> list[Rule]:
@@ -306,7 +330,7 @@ class ShardGroup:
         return any(lrn.derivation_pending for lrn in self.learners)
 
     def summary(self) -> dict:
-        return summed(self.learners)
+        return summed(lrn.summary() for lrn in self.learners)
 
     def checkpoint(self) -> None:
         for lrn in self.learners:

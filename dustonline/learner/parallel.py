@@ -1,0 +1,267 @@
+"""The shards of shards.py in worker processes: ``dustonline learn`` on every core.
+
+Between rounds a shard's learner needs nothing from another shard (shards.py), so the
+shards can learn in other processes and meet only at rounds. The parent reads the input
+and sends each event to the process holding its site's shard; at every round, as
+``ShardGroup`` does in one process, it has every shard derive, collects what each counted
+across sites, hands each its share of the others' counts (``Rounds``), and merges the rule
+changes (rules/merge.py). Each shard learns the same events in the same order, and
+derives and pools at the same points, as in one process: the rules are the same byte
+for byte; only the wall time differs (docs/performance.md).
+
+Each process keeps its shards in a RocksDB of its own, so a run with ``--state`` (one
+RocksDB, checkpointed with the run's position) learns its shards in one process.
+A process that fails ends the run with its traceback; one that is killed ends it with
+its exit code; none outlives the run (daemon processes).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import traceback
+from multiprocessing.connection import Connection
+
+import msgspec
+
+from ..config import Config
+from ..events.event import FetchEvent
+from ..events.routing import partition_of_host
+from ..rules.merge import RuleMerger
+from ..rules.ruleset import Rule
+from ..rules.urls import host_of
+from .protocol import LearnerBase
+from .shards import POOL_ROUNDS, Partials, Rounds, shard_count, summed
+from .shared import Counts
+
+BATCH = 512  # events per message to a process: the pipe's cost per message is paid per batch
+
+# requests (one byte, then a pickle or msgpack body); a process answers every request but EVENTS
+EVENTS, DERIVE, COUNTS, ADOPT, SUMMARY, CLOSE = b"e", b"d", b"c", b"a", b"s", b"q"
+FAILED = b"x"
+
+
+class ParallelLearner(LearnerBase):
+    """``PartitionedLearner``'s shards in ``processes`` processes (shard s in process
+    s mod ``processes``): the same rules, learned on that many cores."""
+
+    def __init__(self, config: Config, partitions: int, processes: int):
+        self.partitions = partitions
+        self.shards = shard_count(config, partitions)
+        n = max(1, min(processes, self.shards))
+        self.pool_every = config.learning.pool_every if self.shards > 1 else 0
+        self.merger = RuleMerger()
+        self.events = 0
+        self._rounds = Rounds()
+        self._owner = [s % n for s in range(self.shards)]
+        self._bufs: list[list[FetchEvent]] = [[] for _ in range(n)]
+        self._enc = msgspec.msgpack.Encoder()
+        self._counts: list[Counts] = [{} for _ in range(self.shards)]  # as each shard last reported them
+        self._summary: dict | None = None
+        self._closed = False
+        ctx = multiprocessing.get_context("spawn")  # no fork of a process holding RocksDB's threads
+        self._conns: list[Connection] = []
+        self._procs = []
+        for w in range(n):
+            mine, theirs = ctx.Pipe()
+            p = ctx.Process(
+                target=_serve,
+                args=(theirs, config, [s for s in range(self.shards) if s % n == w], self.shards),
+                name=f"dustonline-shards-{w}",
+                daemon=True,
+            )
+            p.start()
+            theirs.close()
+            self._conns.append(mine)
+            self._procs.append(p)
+
+    # ------------------------------------------------------------ the learner's API
+    def learn_one(self, ev: FetchEvent) -> list[Rule]:
+        w = self._owner[partition_of_host(host_of(ev.url), self.shards)]
+        buf = self._bufs[w]
+        buf.append(ev)
+        if len(buf) >= BATCH:
+            self._send_events(w)
+        self.events += 1
+        if self.pool_every and self.events % self.pool_every == 0:
+            out = self._derived()
+            out += self._round() or []
+            return self._merged(out)
+        return []
+
+    def flush(self) -> list[Rule]:
+        out = self._derived()
+        for _ in range(POOL_ROUNDS):
+            changes = self._round()
+            if changes is None:
+                break
+            out += changes
+        return self._merged(out)
+
+    def rules(self) -> list[Rule]:
+        return self.merger.rules()
+
+    def summary(self) -> dict:
+        if not self._closed:
+            self._summary = self._gathered()
+        out = dict(self._summary or {})
+        out["active_rules"] = len(self.rules())
+        return out
+
+    def _gathered(self) -> dict:
+        return summed(s for per_shard in self._ask_all(SUMMARY, None) for s in per_shard)
+
+    def checkpoint(self) -> None:
+        """Nothing to keep: each process's store is temporary (a ``--state`` run learns in one)."""
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            self._summary = self._gathered()  # what ``learn`` reports after the processes are gone
+        except ShardProcessError:
+            pass
+        for conn in self._conns:
+            try:
+                conn.send_bytes(CLOSE)
+            except OSError:
+                pass
+        for p in self._procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        for conn in self._conns:
+            conn.close()
+        self._closed = True
+
+    # ------------------------------------------------------------ rounds
+    def _derived(self) -> Partials:
+        """Every shard's changes since the last round, and what deriving now adds."""
+        return [pr for part in self._ask_all(DERIVE, None) for pr in part]
+
+    def _round(self) -> Partials | None:
+        """``ShardGroup._round`` over processes: None when no count moved."""
+        counts = list(self._counts)  # the last round's list and dicts stay as Rounds saw them
+        for part in self._ask_all(COUNTS, None):
+            for s, (changed, gone) in part.items():
+                if changed or gone:
+                    now = counts[s] = dict(counts[s])
+                    now.update(changed)
+                    for name in gone:
+                        del now[name]
+        self._counts = counts
+        adopt = self._rounds.shares(counts)
+        if adopt is None:
+            return None
+        per_proc: list[dict[int, tuple[Counts, list[str] | None]]] = [{} for _ in self._conns]
+        for s, share in enumerate(adopt):
+            per_proc[self._owner[s]][s] = share
+        return [pr for part in self._ask_each(ADOPT, per_proc) for pr in part]
+
+    def _merged(self, partials: Partials) -> list[Rule]:
+        out = []
+        for s, r in partials:
+            m = self.merger.apply(s, r)
+            if m is not None:
+                out.append(m)
+        return out
+
+    # ------------------------------------------------------------ the pipes
+    def _send_events(self, w: int) -> None:
+        buf = self._bufs[w]
+        if buf:
+            self._send(w, EVENTS + self._enc.encode(buf))
+            buf.clear()
+
+    def _ask_all(self, op: bytes, body) -> list:
+        return self._ask_each(op, [body] * len(self._conns))
+
+    def _ask_each(self, op: bytes, bodies: list) -> list:
+        """Send every process its request (after the events it has not been sent), then
+        read the answers: the processes work at once."""
+        for w in range(len(self._conns)):
+            self._send_events(w)
+            self._send(w, op + pickle.dumps(bodies[w], pickle.HIGHEST_PROTOCOL))
+        return [self._recv(w) for w in range(len(self._conns))]
+
+    def _send(self, w: int, data: bytes) -> None:
+        try:
+            self._conns[w].send_bytes(data)
+        except OSError:
+            self._recv(w)  # raises with the process's traceback or exit code
+            raise ShardProcessError(f"shard process {w} stopped reading") from None
+
+    def _recv(self, w: int):
+        try:
+            data = self._conns[w].recv_bytes()
+        except (EOFError, OSError):
+            p = self._procs[w]
+            p.join(timeout=5)
+            raise ShardProcessError(f"shard process {w} ({p.name}) exited with code {p.exitcode}") from None
+        if data[:1] == FAILED:
+            raise ShardProcessError(f"shard process {w} failed:\n{data[1:].decode('utf-8', 'replace')}")
+        return pickle.loads(data)
+
+
+class ShardProcessError(RuntimeError):
+    """A shard's process failed or was killed: the run cannot give the rules it would have."""
+
+
+def _serve(conn: Connection, config: Config, shards: list[int], total: int) -> None:
+    """A shard process: learn the events sent, answer the parent's requests."""
+    from ..console import tune_gc
+    from ..state.store import rocks_store
+    from .shards import ShardGroup, adopt_share
+
+    group = None
+    try:
+        tune_gc()
+        S = config.storage
+        store = rocks_store(None, S.cache_entries, S.cache_mib)
+        group = ShardGroup(config, shards, total, lambda s: store.namespace(f"{s}/", total), rounds=False, root=store)
+        learners = dict(zip(shards, group.learners))
+        decode = msgspec.msgpack.Decoder(list[FetchEvent]).decode
+        sent: dict[int, Counts] = {s: {} for s in shards}  # the counts as last reported
+        pending: Partials = []  # changes since the last round
+        while True:
+            data = conn.recv_bytes()
+            op, body = data[:1], data[1:]
+            if op == EVENTS:
+                for ev in decode(body):
+                    pending += group.learn_one(ev)
+                continue
+            if op == CLOSE:
+                break
+            arg = pickle.loads(body)
+            answer: object
+            if op == DERIVE:
+                answer = pending + group.flush()
+                pending = []
+            elif op == COUNTS:
+                diff = {}
+                for s, lrn in learners.items():
+                    now, was = lrn.shared_counts(), sent[s]
+                    diff[s] = ({k: v for k, v in now.items() if was.get(k) != v}, [k for k in was if k not in now])
+                    sent[s] = now
+                answer = diff
+            elif op == ADOPT:
+                answer = [
+                    (s, r) for s, (share, gone) in sorted(arg.items()) for r in adopt_share(learners[s], share, gone)
+                ]
+            elif op == SUMMARY:
+                answer = [lrn.summary() for lrn in group.learners]
+            else:
+                raise ValueError(f"unknown request {op!r}")
+            conn.send_bytes(pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))
+    except (EOFError, KeyboardInterrupt):
+        pass  # the parent is gone or interrupted: nothing to answer
+    except BaseException:  # noqa: BLE001  (whatever it is, the parent is told, then the process ends)
+        try:
+            conn.send_bytes(FAILED + traceback.format_exc().encode())
+        except OSError:
+            pass
+        raise SystemExit(1) from None
+    finally:
+        if group is not None:
+            group.close()

@@ -1,0 +1,103 @@
+"""Shards learned in processes of their own (learner/parallel.py): the rules of one process."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from dustonline.config import config_from_dict
+from dustonline.evaluation.generator import GenConfig, generate
+from dustonline.learner.parallel import EVENTS, ParallelLearner, ShardProcessError
+from dustonline.learner.partitioned import PartitionedLearner
+from dustonline.rules.ruleset import encode_rule
+from dustonline.runner import LearnRun
+
+SAMPLE = Path(__file__).resolve().parents[1] / "dustonline/data/sample-stream.jsonl.gz"
+CFG = {"learning": {"min_freq": 3, "min_supp": 3, "holdout": 0.33, "prepared": False, "shards": 4, "pool_every": 500}}
+
+
+@pytest.fixture(scope="module")
+def events():
+    return [ev for ev, _ in generate(GenConfig(seed=4, sites=12, pages=1500))]
+
+
+def _written(rules) -> bytes:
+    return b"\n".join(map(encode_rule, rules))
+
+
+def test_shards_in_processes_learn_what_they_learn_in_one(events):
+    """Two and three processes (shards 0, 2 | 1, 3 and 0, 3 | 1 | 2), pooling every
+    500 events and at the end (the rules depend on every round's counts): the rule
+    records of one process, byte for byte, and its counters."""
+    cfg = config_from_dict(CFG)
+    one = PartitionedLearner(cfg, 1)
+    one.learn_many(events)
+    want = _written(one.rules())
+    assert want.count(b"\n") > 5
+    for processes in (2, 3):
+        lrn = ParallelLearner(cfg, 1, processes)
+        try:
+            lrn.learn_many(events)
+            assert _written(lrn.rules()) == want
+            got, base = lrn.summary(), one.summary()
+            assert {k: got[k] for k in ("events", "urls", "clusters", "candidates")} == {
+                k: base[k] for k in ("events", "urls", "clusters", "candidates")
+            }
+        finally:
+            lrn.close()
+        assert all(not p.is_alive() for p in lrn._procs) and lrn.summary()["events"] == len(events)
+
+
+def test_learn_runs_shards_on_the_cores_it_may_use_and_writes_the_same_rules(tmp_path):
+    """What ``dustonline learn --partitions 4`` runs: processes unless told one, and
+    one process with ``--state`` (its shards share one RocksDB)."""
+    cfg = config_from_dict({})
+    runs = {}
+    for processes in (1, 2):
+        run = LearnRun([str(SAMPLE)], cfg, partitions=4, processes=processes)
+        try:
+            assert isinstance(run.learner, ParallelLearner if processes > 1 else PartitionedLearner)
+            run.run(progress=False)
+            runs[processes] = (_written(run.learner.rules()), run.counts())
+        finally:
+            run.close()
+    assert runs[1] == runs[2] and runs[1][0].count(b"\n") > 20
+    run = LearnRun([str(SAMPLE)], cfg, state=tmp_path / "state", partitions=4, processes=2)
+    try:
+        assert isinstance(run.learner, PartitionedLearner)
+    finally:
+        run.close()
+    with pytest.raises(ValueError, match="--processes must be >= 1"):
+        LearnRun([str(SAMPLE)], cfg, partitions=4, processes=0)
+
+
+def test_a_shard_process_that_fails_ends_the_run_with_its_traceback(events):
+    cfg = config_from_dict(CFG)
+    lrn = ParallelLearner(cfg, 1, 2)
+    try:
+        for ev in events[:100]:
+            lrn.learn_one(ev)
+        lrn._send(1, EVENTS + b"\xc1")  # no msgpack: the process cannot decode its events
+        with pytest.raises(ShardProcessError, match=r"(?s)shard process 1 failed:.*Traceback.*msgspec"):
+            lrn.flush()
+    finally:
+        lrn.close()
+    assert all(not p.is_alive() for p in lrn._procs)
+
+
+def test_a_shard_process_that_is_killed_ends_the_run_with_its_exit_code(events):
+    cfg = config_from_dict(CFG)
+    lrn = ParallelLearner(cfg, 1, 2)
+    try:
+        for ev in events[:100]:
+            lrn.learn_one(ev)
+        victim = lrn._procs[0]
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join(timeout=30)
+        with pytest.raises(ShardProcessError, match=r"shard process 0 .* exited with code -9"):
+            lrn.flush()
+    finally:
+        lrn.close()
