@@ -142,7 +142,7 @@ class ParallelLearner(LearnerBase):
 
     def _round(self) -> Partials | None:
         """``ShardGroup._round`` over processes: None when no count moved."""
-        counts = list(self._counts)  # the last round's list and dicts stay as Rounds saw them
+        counts = list(self._counts)  # the last round's dicts stay as Rounds saw them
         for part in self._ask_all(COUNTS, None):
             for s, (changed, gone) in part.items():
                 if changed or gone:

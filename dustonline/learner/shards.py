@@ -198,7 +198,8 @@ class Rounds:
     def shares(self, counts: list[Counts]) -> list[tuple[Counts, list[str] | None]] | None:
         """Per shard (in the order of ``counts``), what it adopts: its whole share with
         None the first time, then (what changed, the names gone); None when the counts
-        are those pooled last."""
+        are those pooled last. The next round compares with these dicts: a caller hands
+        new ones, never these changed."""
         adopt: list[tuple[Counts, list[str] | None]]
         if self._shares is None or self._pooled is None:
             self._shares = Shares(counts)
@@ -208,7 +209,7 @@ class Rounds:
             if changed is None:
                 return None
             adopt = list(changed)
-        self._pooled = counts
+        self._pooled = list(counts)  # a list the caller may reuse
         return adopt
 
 
