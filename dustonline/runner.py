@@ -57,6 +57,7 @@ class LearnRun:
         last = self.state.recover() if self.state is not None else None
         # shards learn in processes of their own unless they share a --state store
         procs = min(shards or 1, processes or usable_cores()) if self.state is None else 1
+        self.processes = procs
         self.store: Store | None = None  # a ParallelLearner's processes keep stores of their own
         self.learner: OnlineLearner | PartitionedLearner | ParallelLearner
         if procs > 1:
@@ -191,6 +192,9 @@ class LearnRun:
             f"candidates  {s['candidates']:>10,}",
             f"active rules{rules_written:>10,}  -> {'stdout' if rules_dest == '-' else rules_dest}",
         ]
+        if isinstance(self.learner, (PartitionedLearner, ParallelLearner)):
+            n = self.processes
+            lines.append(f"shards      {self.learner.shards:>10,}  in {n} process{'es' if n > 1 else ''}")
         if rules_written == 0:
             lines.append(self._why_no_rules(s))
         if self.state is not None:

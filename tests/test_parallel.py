@@ -62,6 +62,8 @@ def test_learn_runs_shards_on_the_cores_it_may_use_and_writes_the_same_rules(tmp
             assert isinstance(run.learner, ParallelLearner if processes > 1 else PartitionedLearner)
             run.run(progress=False)
             runs[processes] = (_written(run.learner.rules()), run.counts())
+            said = "in 2 processes" if processes > 1 else "in 1 process"
+            assert any(line.startswith("shards") and said in line for line in run.summary_lines(0, "-", None))
         finally:
             run.close()
     assert runs[1] == runs[2] and runs[1][0].count(b"\n") > 20
