@@ -103,3 +103,58 @@ def test_a_shard_process_that_is_killed_ends_the_run_with_its_exit_code(events):
             lrn.flush()
     finally:
         lrn.close()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an exited child its new parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path):
+    """``learn -`` with its input still open: the shard processes are up and learning;
+    the parent is killed -9; they see their pipe close, remove their temporary RocksDB
+    and exit."""
+    import gzip
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "dustonline", "learn", "-", "--partitions", "4", "--processes", "2"]
+        + ["--rules-out", str(tmp_path / "r.jsonl"), "--quiet"],
+        stdin=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # where their temporary stores go
+    )
+    with gzip.open(SAMPLE, "rb") as f:
+        p.stdin.write(b"".join(f.readlines()[:3000]))
+    p.stdin.flush()
+    deadline = time.monotonic() + 60
+    while len(kids := _children(p.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(kids) >= 2
+    while not list(tmp_path.glob("dustonline-state-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(tmp_path.glob("dustonline-state-*"))  # their stores are there
+    p.kill()
+    p.wait()
+    while any(_running(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(k) for k in kids)
+    assert not list(tmp_path.glob("dustonline-state-*"))
+    p.stdin.close()
