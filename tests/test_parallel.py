@@ -145,12 +145,11 @@ def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path):
         p.stdin.write(b"".join(f.readlines()[:3000]))
     p.stdin.flush()
     deadline = time.monotonic() + 60
-    while len(kids := _children(p.pid)) < 2 and time.monotonic() < deadline:
+    while len(list(tmp_path.glob("dustonline-state-*"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert len(list(tmp_path.glob("dustonline-state-*"))) == 2  # both processes have their stores
+    kids = _children(p.pid)
     assert len(kids) >= 2
-    while not list(tmp_path.glob("dustonline-state-*")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert list(tmp_path.glob("dustonline-state-*"))  # their stores are there
     p.kill()
     p.wait()
     while any(_running(k) for k in kids) and time.monotonic() < deadline:
