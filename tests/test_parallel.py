@@ -157,3 +157,41 @@ def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path):
     assert not any(_running(k) for k in kids)
     assert not list(tmp_path.glob("dustonline-state-*"))
     p.stdin.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_learn_says_which_shard_process_was_killed_and_exits_1(tmp_path):
+    """The operator's view of a shard process killed (by the OOM killer, say): one line
+    naming it and its exit code, exit status 1, and no rules file claimed written."""
+    import gzip
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "dustonline", "learn", "-", "--partitions", "4", "--processes", "2"]
+        + ["--rules-out", str(tmp_path / "r.jsonl"), "--quiet"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    with gzip.open(SAMPLE, "rb") as f:
+        lines = f.readlines()
+    p.stdin.write(b"".join(lines[:3000]))
+    p.stdin.flush()
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("dustonline-state-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    shards = [k for k in _children(p.pid) if b"multiprocessing.spawn" in Path(f"/proc/{k}/cmdline").read_bytes()]
+    shards = [k for k in shards if b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
+    assert len(shards) == 2
+    os.kill(shards[0], signal.SIGKILL)
+    try:
+        p.stdin.write(b"".join(lines[3000:]))
+        p.stdin.close()
+    except BrokenPipeError:
+        pass  # it stopped reading at its next batch for the killed process: sooner is fine
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 1
+    assert "dustonline: error: shard process" in err and "exited with code -9" in err, err
+    assert "Traceback" not in err and not (tmp_path / "r.jsonl").exists()
