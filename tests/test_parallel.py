@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,33 +80,32 @@ def test_learn_runs_shards_on_the_cores_it_may_use_and_writes_the_same_rules(tmp
         LearnRun([str(SAMPLE)], cfg, partitions=4, processes=0)
 
 
-def test_a_shard_process_that_fails_ends_the_run_with_its_traceback(events):
-    cfg = config_from_dict(CFG)
-    lrn = ParallelLearner(cfg, 1, 2)
+@pytest.fixture
+def learning(events):
+    """Two shard processes that have learned 100 events; closed after the test."""
+    lrn = ParallelLearner(config_from_dict(CFG), 1, 2)
     try:
         for ev in events[:100]:
             lrn.learn_one(ev)
-        lrn._send(1, EVENTS + b"\xc1")  # no msgpack: the process cannot decode its events
-        with pytest.raises(ShardProcessError, match=r"(?s)shard process 1 failed:.*Traceback.*msgspec"):
-            lrn.flush()
+        yield lrn
     finally:
         lrn.close()
-    assert all(not p.is_alive() for p in lrn._procs)
 
 
-def test_a_shard_process_that_is_killed_ends_the_run_with_its_exit_code(events):
-    cfg = config_from_dict(CFG)
-    lrn = ParallelLearner(cfg, 1, 2)
-    try:
-        for ev in events[:100]:
-            lrn.learn_one(ev)
-        victim = lrn._procs[0]
-        os.kill(victim.pid, signal.SIGKILL)
-        victim.join(timeout=30)
-        with pytest.raises(ShardProcessError, match=r"shard process 0 .* exited with code -9"):
-            lrn.flush()
-    finally:
-        lrn.close()
+def test_a_shard_process_that_fails_ends_the_run_with_its_traceback(learning):
+    learning._send(1, EVENTS + b"\xc1")  # no msgpack: the process cannot decode its events
+    with pytest.raises(ShardProcessError, match=r"(?s)shard process 1 failed:.*Traceback.*msgspec"):
+        learning.flush()
+    learning.close()
+    assert all(not p.is_alive() for p in learning._procs)
+
+
+def test_a_shard_process_that_is_killed_ends_the_run_with_its_exit_code(learning):
+    victim = learning._procs[0]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.join(timeout=30)
+    with pytest.raises(ShardProcessError, match=r"shard process 0 .* exited with code -9"):
+        learning.flush()
 
 
 def _children(pid: int) -> list[int]:
@@ -125,33 +128,42 @@ def _running(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path):
-    """``learn -`` with its input still open: the shard processes are up and learning;
-    the parent is killed -9; they see their pipe close, remove their temporary RocksDB
-    and exit."""
-    import gzip
-    import subprocess
-    import sys
-    import time
-
+def _learning_from_stdin(tmp_path: Path, lines: list[bytes], **popen) -> subprocess.Popen:
+    """``learn -`` in 2 shard processes, sent ``lines`` with its input left open, once
+    both processes have made their stores (in ``tmp_path``)."""
     p = subprocess.Popen(
         [sys.executable, "-m", "dustonline", "learn", "-", "--partitions", "4", "--processes", "2"]
         + ["--rules-out", str(tmp_path / "r.jsonl"), "--quiet"],
         stdin=subprocess.PIPE,
         env={**os.environ, "TMPDIR": str(tmp_path)},  # where their temporary stores go
+        **popen,
     )
-    with gzip.open(SAMPLE, "rb") as f:
-        p.stdin.write(b"".join(f.readlines()[:3000]))
+    p.stdin.write(b"".join(lines))
     p.stdin.flush()
     deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("dustonline-state-*"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(list(tmp_path.glob("dustonline-state-*"))) == 2  # both processes have their stores
+    return p
+
+
+@pytest.fixture(scope="module")
+def sample_lines() -> list[bytes]:
+    with gzip.open(SAMPLE, "rb") as f:
+        return f.readlines()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path, sample_lines):
+    """``learn -`` with its input still open: the shard processes are up and learning;
+    the parent is killed -9; they see their pipe close, remove their temporary RocksDB
+    and exit."""
+    p = _learning_from_stdin(tmp_path, sample_lines[:3000])
     kids = _children(p.pid)
     assert len(kids) >= 2
     p.kill()
     p.wait()
+    deadline = time.monotonic() + 60
     while any(_running(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_running(k) for k in kids)
@@ -160,34 +172,16 @@ def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_learn_says_which_shard_process_was_killed_and_exits_1(tmp_path):
+def test_learn_says_which_shard_process_was_killed_and_exits_1(tmp_path, sample_lines):
     """The operator's view of a shard process killed (by the OOM killer, say): one line
     naming it and its exit code, exit status 1, and no rules file claimed written."""
-    import gzip
-    import subprocess
-    import sys
-    import time
-
-    p = subprocess.Popen(
-        [sys.executable, "-m", "dustonline", "learn", "-", "--partitions", "4", "--processes", "2"]
-        + ["--rules-out", str(tmp_path / "r.jsonl"), "--quiet"],
-        stdin=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-    )
-    with gzip.open(SAMPLE, "rb") as f:
-        lines = f.readlines()
-    p.stdin.write(b"".join(lines[:3000]))
-    p.stdin.flush()
-    deadline = time.monotonic() + 60
-    while len(list(tmp_path.glob("dustonline-state-*"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    p = _learning_from_stdin(tmp_path, sample_lines[:3000], stderr=subprocess.PIPE)
     shards = [k for k in _children(p.pid) if b"multiprocessing.spawn" in Path(f"/proc/{k}/cmdline").read_bytes()]
     shards = [k for k in shards if b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
     assert len(shards) == 2
     os.kill(shards[0], signal.SIGKILL)
     try:
-        p.stdin.write(b"".join(lines[3000:]))
+        p.stdin.write(b"".join(sample_lines[3000:]))
         p.stdin.close()
     except BrokenPipeError:
         pass  # it stopped reading at its next batch for the killed process: sooner is fine

@@ -86,7 +86,7 @@ class ParallelLearner(LearnerBase):
         if self.pool_every and self.events % self.pool_every == 0:
             out = self._derived()
             out += self._round() or []
-            return self._merged(out)
+            return self.merger.apply_all(out)
         return []
 
     def flush(self) -> list[Rule]:
@@ -96,7 +96,7 @@ class ParallelLearner(LearnerBase):
             if changes is None:
                 break
             out += changes
-        return self._merged(out)
+        return self.merger.apply_all(out)
 
     def rules(self) -> list[Rule]:
         return self.merger.rules()
@@ -158,14 +158,6 @@ class ParallelLearner(LearnerBase):
         for s, share in enumerate(adopt):
             per_proc[self._owner[s]][s] = share
         return [pr for part in self._ask_each(ADOPT, per_proc) for pr in part]
-
-    def _merged(self, partials: Partials) -> list[Rule]:
-        out = []
-        for s, r in partials:
-            m = self.merger.apply(s, r)
-            if m is not None:
-                out.append(m)
-        return out
 
     # ------------------------------------------------------------ the pipes
     def _send_events(self, w: int) -> None:

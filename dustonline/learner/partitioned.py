@@ -17,7 +17,7 @@ from ..rules.ruleset import Rule
 from ..state.store import Store
 from .online import OnlineLearner
 from .protocol import LearnerBase
-from .shards import POOL_ROUNDS, Partials, ShardGroup, shard_count, shards_of, summed
+from .shards import POOL_ROUNDS, ShardGroup, shard_count, shards_of, summed
 
 __all__ = ["POOL_ROUNDS", "PartitionedLearner"]
 
@@ -36,20 +36,12 @@ class PartitionedLearner(LearnerBase):
         self.learners: list[OnlineLearner] = self.group.learners  # by shard
         self.merger = RuleMerger()
 
-    def _merged(self, partials: Partials) -> list[Rule]:
-        out = []
-        for s, r in partials:
-            m = self.merger.apply(s, r)
-            if m is not None:
-                out.append(m)
-        return out
-
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
         partials = self.group.learn_one(ev)
-        return self._merged(partials) if partials else []
+        return self.merger.apply_all(partials) if partials else []
 
     def flush(self) -> list[Rule]:
-        return self._merged(self.group.flush())
+        return self.merger.apply_all(self.group.flush())
 
     def partition_summary(self, p: int) -> dict:
         """The counters of partition ``p``'s shards summed: what its worker reports."""

@@ -112,6 +112,15 @@ class RuleMerger:
         partials[key] = rule
         return merge(partials)
 
+    def apply_all(self, partials: list[tuple[int, Rule]]) -> list[Rule]:
+        """(partition, partial) pairs in order; returns the merged records that changed."""
+        out = []
+        for partition, rule in partials:
+            m = self.apply(partition, rule)
+            if m is not None:
+                out.append(m)
+        return out
+
     @staticmethod
     def again(partition: int, rule: Rule, partials: dict[str, Rule]) -> Rule | None:
         """The merged record of a partial that ``apply`` turned down because it is the one
