@@ -56,6 +56,10 @@ class Learning(_Section):
     # sites are learned in this many shards (learner/shards.py), whatever the partitions:
     # any partition count dividing it learns the same rules; 0 = one per partition
     shards: int = 0
+    # a registered domain whose URLs shared this many content digests with a domain on
+    # another shard joins that shard at the next round (learner/joins.py: a site on two
+    # domains is then learned in one place); 0 = never. Embedded learn only, for now
+    join_after: int = 0
 
     def __post_init__(self) -> None:
         if 0.5 <= self.confidence < 1.0:  # out of range: check() says so
@@ -183,6 +187,7 @@ class Config(_Section):
             problems.append("kafka.bootstrap_servers must name at least one host:port")
         _positive(problems, "kafka.partitions", K.partitions, low=1)
         _positive(problems, "learning.shards", L.shards, low=0)
+        _positive(problems, "learning.join_after", L.join_after, low=0)
         if L.shards > 0 and K.partitions > 0 and L.shards % K.partitions:
             problems.append(
                 f"kafka.partitions ({K.partitions}) must divide learning.shards ({L.shards}): a partition holds "

@@ -9,7 +9,7 @@ import sys
 import time
 
 from dustonline.cli import add_reading_options, progress_bar, tune_gc
-from dustonline.config import load_config
+from dustonline.config import ConfigError, load_config
 from dustonline.rules import write_rules
 
 
@@ -145,6 +145,11 @@ def cmd_worker(args) -> int:
         )
         return 2
     cfg = load_config(args.config)
+    if cfg.learning.join_after:
+        raise ConfigError(
+            "learning.join_after is not carried out by a worker group yet (docs/DESIGN.md §4): "
+            "set it to 0 for the worker, or learn embedded (dustonline learn)"
+        )
     if args.data_dir:
         cfg.kafka.data_dir = args.data_dir
     if args.web_port is not None:

@@ -242,6 +242,25 @@ class OnlineLearner(LearnerBase):
         self._recount()
         return self._take()
 
+    def forget_site(self, site: str) -> list[Rule]:
+        """Let every URL of registered domain ``site`` go, as the window lets old URLs go,
+        and derive what follows: the site now learns on another shard (joins.py), which
+        learns its events again. Returns the rule changes (its rules retired)."""
+        held = []
+        urls = self.window.urls
+        for _site, _key, entries in self.window.by_arrival.chunks(site):
+            for seq, ukey in entries:
+                rec = urls.get(ukey)
+                if rec is not None and rec.seq == seq:
+                    held.append(ukey)
+        for ukey in held:
+            rec = urls.get(ukey)
+            if rec is not None:
+                self._evict(ukey, rec)
+        self._recount()
+        self._derive()
+        return self._take()
+
     def _take(self) -> list[Rule]:
         out = self.changes.take()
         self.lifecycle.end_step()

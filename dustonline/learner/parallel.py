@@ -29,7 +29,8 @@ from ..events.event import FetchEvent
 from ..events.routing import partition_of_host
 from ..rules.merge import RuleMerger
 from ..rules.ruleset import Rule
-from ..rules.urls import host_of
+from ..rules.urls import host_of, site_of_host
+from .joins import Joins
 from .protocol import LearnerBase
 from .shards import POOL_ROUNDS, Partials, Rounds, shard_count, summed
 from .shared import Counts
@@ -37,7 +38,7 @@ from .shared import Counts
 BATCH = 512  # events per message to a process: the pipe's cost per message is paid per batch
 
 # requests (one byte, then a pickle or msgpack body); a process answers every request but EVENTS
-EVENTS, DERIVE, COUNTS, ADOPT, SUMMARY, CLOSE = b"e", b"d", b"c", b"a", b"s", b"q"
+EVENTS, DERIVE, COUNTS, ADOPT, MOVES, SUMMARY, CLOSE = b"e", b"d", b"c", b"a", b"m", b"s", b"q"
 FAILED = b"x"
 
 
@@ -59,6 +60,13 @@ class ParallelLearner(LearnerBase):
         self._counts: list[Counts] = [{} for _ in range(self.shards)]  # as each shard last reported them
         self._summary: dict | None = None
         self._closed = False
+        L = config.learning
+        # the parent sees every event: it decides the joins (joins.py), the processes carry them out
+        self.joins = (
+            Joins(self.shards, L.join_after, config.window.max_urls_per_site)
+            if L.join_after and self.shards > 1
+            else None
+        )
         ctx = multiprocessing.get_context("spawn")  # no fork of a process holding RocksDB's threads
         self._conns: list[Connection] = []
         self._procs = []
@@ -77,7 +85,13 @@ class ParallelLearner(LearnerBase):
 
     # ------------------------------------------------------------ the learner's API
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
-        w = self._owner[partition_of_host(host_of(ev.url), self.shards)]
+        host = host_of(ev.url)
+        s = partition_of_host(host, self.shards)
+        if self.joins is not None:
+            site = site_of_host(host)
+            self.joins.see(ev, site)
+            s = self.joins.moved.get(site, s)
+        w = self._owner[s]
         buf = self._bufs[w]
         buf.append(ev)
         if len(buf) >= BATCH:
@@ -85,12 +99,14 @@ class ParallelLearner(LearnerBase):
         self.events += 1
         if self.pool_every and self.events % self.pool_every == 0:
             out = self._derived()
+            out += self._joined()
             out += self._round() or []
             return self.merger.apply_all(out)
         return []
 
     def flush(self) -> list[Rule]:
         out = self._derived()
+        out += self._joined()
         for _ in range(POOL_ROUNDS):
             changes = self._round()
             if changes is None:
@@ -106,10 +122,11 @@ class ParallelLearner(LearnerBase):
             self._summary = self._gathered()
         out = dict(self._summary or {})
         out["active_rules"] = len(self.rules())
+        out["joined"] = self.joins.joined if self.joins is not None else 0
         return out
 
     def _gathered(self) -> dict:
-        return summed(s for per_shard in self._ask_all(SUMMARY, None) for s in per_shard)
+        return summed(self._ask_all(SUMMARY, None))
 
     def checkpoint(self) -> None:
         """Nothing to keep: each process's store is temporary (a ``--state`` run learns in one)."""
@@ -139,6 +156,21 @@ class ParallelLearner(LearnerBase):
     def _derived(self) -> Partials:
         """Every shard's changes since the last round, and what deriving now adds."""
         return [pr for part in self._ask_all(DERIVE, None) for pr in part]
+
+    def _joined(self) -> Partials:
+        """``ShardGroup._joined`` over processes: every process learns of every move (it
+        routes by them); the one holding the shard a domain joins gets its events."""
+        if self.joins is None:
+            return []
+        moves = self.joins.decide()
+        if not moves:
+            return []
+        per_proc: list[list] = [[] for _ in self._conns]
+        for m in moves:
+            events = self.joins.events(m.site)
+            for w, todo in enumerate(per_proc):
+                todo.append((m, events if w == self._owner[m.dst] else []))
+        return [pr for part in self._ask_each(MOVES, per_proc) for pr in part]
 
     def _round(self) -> Partials | None:
         """``ShardGroup._round`` over processes: None when no count moved."""
@@ -241,8 +273,10 @@ def _serve(conn: Connection, config: Config, shards: list[int], total: int) -> N
                 answer = [
                     (s, r) for s, (share, gone) in sorted(arg.items()) for r in adopt_share(learners[s], share, gone)
                 ]
+            elif op == MOVES:
+                answer = [pr for m, events in arg for pr in group.move(m, events)]
             elif op == SUMMARY:
-                answer = [lrn.summary() for lrn in group.learners]
+                answer = group.summary()
             else:
                 raise ValueError(f"unknown request {op!r}")
             conn.send_bytes(pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))

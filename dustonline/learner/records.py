@@ -194,3 +194,12 @@ class ScopeRec(msgspec.Struct, kw_only=True, omit_defaults=True):
     support: int = 0  # sites that dropped it, when last published
     except_hosts: list[str] = []  # hosts of the sites that vetoed it, sorted
     full: bool = False  # more than MAX_EXCEPT hosts vetoed it: never of every host (bounded state)
+
+
+class Move(msgspec.Struct, frozen=True):
+    """Registered domain ``site`` learns on shard ``dst`` from now on; it learned on
+    ``src`` (joins.py)."""
+
+    site: str
+    src: int
+    dst: int

@@ -12,19 +12,27 @@ rounds: every ``learning.pool_every`` events of the group's input, and when it e
 rules are the same, as Flink's key groups keep a job's result independent of its
 parallelism. ``learning.shards: 0`` is one shard per partition (one learner for
 ``dustonline learn``): rules then depend on the partition count.
+
+A site on two registered domains is two sites here unless both hash to one shard; with
+``learning.join_after`` a group that pools itself (embedded) joins them at rounds
+(joins.py): the domain moves, with its events so far, to the other's shard.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import msgspec
+
 from ..config import Config
 from ..events.event import FetchEvent
 from ..events.routing import partition_of_host
 from ..rules.ruleset import Rule
-from ..rules.urls import host_of
+from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
+from .joins import Joins
 from .online import OnlineLearner
+from .records import Move
 from .shared import BITS, CHECKS, CLASSES, Counts, others_of
 
 POOL_ROUNDS = 8  # rounds at the end of the input while the counts change (an adoption is one more site)
@@ -253,6 +261,12 @@ class ShardGroup:
         self._index = {s: i for i, s in enumerate(self.shards)}
         self._rounds = Rounds()
         self._adopted: list[Counts | None] = [None] * len(self.shards)  # what each adopted last
+        self.moved: dict[str, int] = {}  # registered domain -> the shard it joined (joins.py)
+        # a group that pools itself decides joins too; a process of parallel.py is told them
+        join_after = config.learning.join_after if self.rounds else 0
+        self.joins = Joins(total, join_after, config.window.max_urls_per_site) if join_after else None
+        self._decode = msgspec.msgpack.Decoder(FetchEvent).decode
+        self.relearned = [0, 0]  # events learned again at joins, and of those ignored: not input
 
     def shard_of(self, url: str) -> int:
         """The index (in ``shards``) of the learner for ``url``'s site. A site of another
@@ -260,18 +274,54 @@ class ShardGroup:
         goes to one of these, the same for all of that site's events."""
         if len(self.shards) == 1:
             return 0
-        s = partition_of_host(host_of(url), self.total)
+        host = host_of(url)
+        s = partition_of_host(host, self.total)
+        if self.moved:
+            s = self.moved.get(site_of_host(host), s)
         i = self._index.get(s)
         return i if i is not None else s % len(self.shards)
 
     def learn_one(self, ev: FetchEvent) -> Partials:
+        if self.joins is not None:
+            self.joins.see(ev, site_of_host(host_of(ev.url)))
         i = self.shard_of(ev.url)
         changes = self.learners[i].learn_one(ev)
         out = [(self.shards[i], r) for r in changes] if changes else []
         self.events += 1
         if self.pool_every and self.events % self.pool_every == 0:
             out += self._derived()
+            out += self._joined()
             out += self._round() or []
+        return out
+
+    def _joined(self) -> Partials:
+        """The joins due at this round (joins.py), carried out."""
+        if self.joins is None:
+            return []
+        out: Partials = []
+        for m in self.joins.decide():
+            out += self.move(m, self.joins.events(m.site))
+        return out
+
+    def move(self, m: Move, events: list[bytes]) -> Partials:
+        """``m.site`` learns on shard ``m.dst`` from now on: the shard it leaves forgets its
+        URLs, and ``m.dst`` learns ``events`` (its events so far, packed) and derives.
+        Either shard may be another process's: each does its own part."""
+        self.moved[m.site] = m.dst
+        out: Partials = []
+        src = self._index.get(m.src)
+        if src is not None:
+            out += [(m.src, r) for r in self.learners[src].forget_site(m.site)]
+        dst = self._index.get(m.dst)
+        if dst is not None:
+            lrn, decode = self.learners[dst], self._decode
+            st = lrn.stats
+            before = (st.events, st.ignored)
+            for raw in events:
+                out += [(m.dst, r) for r in lrn.learn_one(decode(raw))]
+            out += [(m.dst, r) for r in lrn.flush()]
+            self.relearned[0] += st.events - before[0]
+            self.relearned[1] += st.ignored - before[1]
         return out
 
     def _derived(self) -> Partials:
@@ -305,6 +355,7 @@ class ShardGroup:
         """Derive every shard's rules; with ``rounds``, then pool until the counts settle
         (at most ``POOL_ROUNDS``)."""
         out = self._derived()
+        out += self._joined()
         for _ in range(POOL_ROUNDS if self.rounds else 0):
             changes = self._round()
             if changes is None:
@@ -331,7 +382,14 @@ class ShardGroup:
         return any(lrn.derivation_pending for lrn in self.learners)
 
     def summary(self) -> dict:
-        return summed(lrn.summary() for lrn in self.learners)
+        """The learners' counters summed; events learned again at a join are not input:
+        they are counted apart (``relearned``), with the domains that moved (``joined``)."""
+        total = summed(lrn.summary() for lrn in self.learners)
+        total["events"] -= self.relearned[0]
+        total["ignored"] -= self.relearned[1]
+        total["relearned"] = self.relearned[0]
+        total["joined"] = len(self.moved)
+        return total
 
     def checkpoint(self) -> None:
         for lrn in self.learners:

@@ -1,0 +1,142 @@
+"""Co-location of a site's registered domains: the shard each domain learns on.
+
+Shards (shards.py) hold sites by registered domain, so a site served on two domains
+(``bbc.co.uk`` and ``bbci.co.uk``) is two sites unless both hash to one shard: no learner
+sees the pairs that span them, nor the counter-evidence a host move needs. ``Joins``
+watches which domains' URLs share content digests. At a round, a domain whose URLs have
+shared ``learning.join_after`` digests with a domain on another shard joins that domain's
+shard (with every domain joined to it before): its events so far are learned again there
+and forgotten where they were, as the window forgets old URLs (``OnlineLearner.forget_site``),
+so that shard then holds what one learner would hold of both. The side with fewer events
+moves. Decided from the input and at rounds alone, so every layout of the shards (one
+process or many, docs/DESIGN.md §4) joins the same domains at the same points.
+
+Memory: the digests seen (at most ``MAX_DIGESTS``, the oldest forgotten first) and each
+domain's events, packed, up to ``window.max_urls_per_site`` of them (the learner's own cap).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import msgspec
+
+from ..events.event import FetchEvent
+from ..events.routing import partition_for
+from ..hashing import hash64
+from .records import Move
+
+MAX_DIGESTS = 1 << 21  # digests remembered: joins are found among recent content
+# a content on more domains than this is shared (a library, a pixel, an error page), not
+# a site's: it joins no more of them
+MAX_SPREAD = 4
+
+
+class Joins:
+    def __init__(self, total: int, join_after: int, max_events: int):
+        self.total = total
+        self.join_after = join_after
+        self.max_events = max_events
+        self.moved: dict[str, int] = {}  # domain -> the shard it joined (its home shard otherwise)
+        self._ids: dict[str, int] = {}  # domain -> its number here
+        self._names: list[str] = []
+        self._events: list[int] = []  # per domain: events seen
+        self._log: list[deque[bytes]] = []  # per domain: its events, packed, for a replay
+        self._group: list[int] = []  # per domain: the domain its group is known by
+        self._members: dict[int, list[int]] = {}  # group -> its domains (a group of 2 or more)
+        self._digests: dict[int, int | list[int]] = {}  # digest hash -> the domains its URLs are on
+        self._pairs: dict[tuple[int, int], int] = {}  # (domain, domain) on two shards -> digests shared
+        self._enc = msgspec.msgpack.Encoder()
+
+    def shard(self, site: str) -> int:
+        s = self.moved.get(site)
+        return s if s is not None else partition_for(site.encode(), self.total)
+
+    def see(self, ev: FetchEvent, site: str) -> None:
+        """One event of the input, in order, with its registered domain."""
+        d = self._ids.get(site)
+        if d is None:
+            d = self._ids[site] = len(self._names)
+            self._names.append(site)
+            self._events.append(0)
+            self._log.append(deque(maxlen=self.max_events))
+            self._group.append(d)
+        self._events[d] += 1
+        self._log[d].append(self._enc.encode(ev))
+        if ev.digest is None or not ev.teaches:
+            return
+        h = hash64(ev.digest)
+        seen = self._digests.get(h)
+        if seen is None:
+            if len(self._digests) >= MAX_DIGESTS:
+                self._forget_oldest()
+            self._digests[h] = d
+            return
+        if isinstance(seen, int):
+            if seen == d:
+                return
+            others = [seen]
+            self._digests[h] = [seen, d]
+        else:
+            if d in seen or len(seen) >= MAX_SPREAD:
+                return
+            others = list(seen)
+            seen.append(d)
+        mine = self.shard(site)
+        for o in others:
+            if self.shard(self._names[o]) != mine:
+                key = (o, d) if o < d else (d, o)
+                self._pairs[key] = self._pairs.get(key, 0) + 1
+
+    def _forget_oldest(self) -> None:
+        drop = [h for h, _ in zip(self._digests, range(MAX_DIGESTS // 4))]
+        for h in drop:
+            del self._digests[h]
+
+    def decide(self) -> list[Move]:
+        """The round's joins, in the order they apply; moves every domain of the smaller
+        side (by events seen) to the other side's shard."""
+        ready = sorted(
+            ((-n, a, b) for (a, b), n in self._pairs.items() if n >= self.join_after),
+            key=lambda t: (t[0], self._names[t[1]], self._names[t[2]]),
+        )
+        moves: list[Move] = []
+        for _, a, b in ready:
+            del self._pairs[(a, b)]
+            ga, gb = self._group[a], self._group[b]
+            sa, sb = self.shard(self._names[a]), self.shard(self._names[b])
+            if ga == gb:
+                continue
+            if sa == sb:  # together already (their domains hash alike): they move together from now on
+                self._union(ga, gb)
+                continue
+            side_a, side_b = self._members.get(ga, [ga]), self._members.get(gb, [gb])  # sorted by name
+            weight_a = sum(self._events[m] for m in side_a)
+            weight_b = sum(self._events[m] for m in side_b)
+            # the side with fewer events moves (less to learn again); on a tie, the side
+            # whose name sorts last
+            if weight_a > weight_b or (weight_a == weight_b and self._names[ga] < self._names[gb]):
+                stay, go, go_side, to = ga, gb, side_b, sa
+            else:
+                stay, go, go_side, to = gb, ga, side_a, sb
+            for m in go_side:
+                site = self._names[m]
+                moves.append(Move(site, self.shard(site), to))
+                self.moved[site] = to
+            self._union(stay, go)
+        return moves
+
+    def _union(self, stay: int, go: int) -> None:
+        side = self._members.pop(go, [go])
+        for m in side:
+            self._group[m] = stay
+        self._members[stay] = sorted([*self._members.get(stay, [stay]), *side], key=self._names.__getitem__)
+
+    def events(self, site: str) -> list[bytes]:
+        """``site``'s events so far (the latest ``max_events``), packed, oldest first."""
+        d = self._ids.get(site)
+        return [] if d is None else list(self._log[d])
+
+    @property
+    def joined(self) -> int:
+        return len(self.moved)

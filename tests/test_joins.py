@@ -1,0 +1,186 @@
+"""A site on two registered domains learned in one shard (learner/joins.py)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from dustonline import OnlineLearner
+from dustonline.config import config_from_dict
+from dustonline.evaluation.generator import GenConfig, generate
+from dustonline.events.event import FetchEvent
+from dustonline.events.routing import partition_for
+from dustonline.learner.joins import MAX_SPREAD, Joins
+from dustonline.learner.parallel import ParallelLearner
+from dustonline.learner.partitioned import PartitionedLearner
+from dustonline.rules.ruleset import ACTIVE, RETIRED, RuleSet, encode_rule
+from dustonline.rules.urls import host_of, site_of_host
+from dustonline.runner import LearnRun
+
+SHARDS = 4
+
+
+def _domains(n: int, shard_of_first_apart: bool = True) -> list[str]:
+    """``n`` registered domains on ``n`` different shards of ``SHARDS``."""
+    out: list[str] = []
+    taken: set[int] = set()
+    for i in range(1000):
+        d = f"site{i}.com"
+        s = partition_for(d.encode(), SHARDS)
+        if s not in taken:
+            out.append(d)
+            taken.add(s)
+        if len(out) == n:
+            return out
+    raise AssertionError("not enough shards")
+
+
+def _ev(domain: str, path: str, digest: str, ts: float = 1.0) -> FetchEvent:
+    return FetchEvent(url=f"http://{domain}/{path}", ts=ts, digest=digest)
+
+
+def _see(j: Joins, *events: FetchEvent) -> None:
+    for ev in events:
+        j.see(ev, site_of_host(host_of(ev.url)))
+
+
+def test_a_domain_joins_after_sharing_enough_digests_and_the_smaller_side_moves():
+    a, b = _domains(2)
+    j = Joins(SHARDS, join_after=3, max_events=1000)
+    _see(j, *(_ev(a, f"p{i}", f"d{i}") for i in range(10)))  # a: 10 events
+    _see(j, _ev(b, "x0", "d0"), _ev(b, "x1", "d1"))
+    assert j.decide() == []  # two shared digests: not yet
+    _see(j, _ev(b, "x1", "d1"))  # the same digest again counts once
+    assert j.decide() == []
+    _see(j, _ev(b, "x2", "d2"))
+    [m] = j.decide()
+    assert (m.site, m.src, m.dst) == (b, partition_for(b.encode(), SHARDS), partition_for(a.encode(), SHARDS))
+    assert j.shard(b) == j.shard(a) and j.joined == 1
+    assert len(j.events(b)) == 4 and j.events("never.seen.com") == []
+    _see(j, *(_ev(b, f"y{i}", f"d{i}") for i in range(5)))  # together now: nothing more to decide
+    assert j.decide() == []
+
+
+def test_a_content_on_many_domains_joins_none_of_the_later_ones():
+    """A shared library or pixel is on many sites: past ``MAX_SPREAD`` domains a digest
+    stops counting."""
+    domains = _domains(SHARDS)
+    extra = [f"more{i}.com" for i in range(MAX_SPREAD + 2)]
+    j = Joins(SHARDS, join_after=1, max_events=1000)
+    everyone = domains + extra
+    for d in everyone:
+        _see(j, _ev(d, "jquery.js", "lib"))
+    moved = {m.site for m in j.decide()}
+    assert not moved & set(everyone[MAX_SPREAD:])
+
+
+def test_joined_domains_move_together():
+    a, b, c = _domains(3)
+    j = Joins(SHARDS, join_after=2, max_events=1000)
+    _see(j, *(_ev(a, f"p{i}", f"a{i}") for i in range(20)))
+    _see(j, *(_ev(b, f"p{i}", f"a{i}") for i in range(2)))  # b joins a
+    assert [m.site for m in j.decide()] == [b]
+    _see(j, *(_ev(c, f"p{i}", f"c{i}") for i in range(50)))
+    _see(j, *(_ev(b, f"q{i}", f"c{i}") for i in range(2)))  # {a, b} (24 events) meets c (50)
+    moves = j.decide()
+    assert sorted(m.site for m in moves) == [a, b] and {m.dst for m in moves} == {j.shard(c)}
+    assert j.shard(a) == j.shard(b) == j.shard(c)
+
+
+def _www_site(domain: str, n: int, digest_prefix: str, ts: float) -> list[FetchEvent]:
+    out = []
+    for i in range(n):
+        out.append(FetchEvent(url=f"http://{domain}/page/{i}", ts=ts + i, digest=f"{digest_prefix}{i}"))
+        out.append(FetchEvent(url=f"http://www.{domain}/page/{i}", ts=ts + i, digest=f"{digest_prefix}{i}"))
+    return out
+
+
+def test_forget_site_retires_that_sites_rules_and_keeps_the_others():
+    a, b = "alpha.com", "beta.com"
+    lrn = OnlineLearner(config_from_dict({}))
+    lrn.learn_many(_www_site(a, 12, "a", 1.0) + _www_site(b, 12, "b", 100.0))
+    hosts = {h for r in lrn.rules() for h in r.hosts}
+    assert any(site_of_host(h) == b for h in hosts) and any(site_of_host(h) == a for h in hosts)
+    before = {r.id: r for r in lrn.rules() if all(site_of_host(h) == a for h in r.hosts)}
+    urls = lrn.summary()["urls"]
+    changes = lrn.forget_site(b)
+    assert changes and all(r.status == RETIRED or r.id not in before for r in changes)
+    assert lrn.summary()["urls"] == urls - 24
+    left = {h for r in lrn.rules() for h in r.hosts}
+    assert left and all(site_of_host(h) == a for h in left)
+    assert {r.id: r for r in lrn.rules()} == before
+
+
+@pytest.fixture(scope="module")
+def two_domain_sites():
+    """Sites that also answer on another registered domain (the generator's ``domain``
+    family), and the groups of URLs with one content that span two domains."""
+    events = [ev for ev, _ in generate(GenConfig(seed=1, sites=6, pages=1200, families=("domain",), dup_rate=0.5))]
+    by_digest = defaultdict(set)
+    for ev in events:
+        if ev.teaches and ev.digest:
+            by_digest[ev.digest].add(ev.url)
+    spans = [g for g in by_digest.values() if len({site_of_host(host_of(u)) for u in g}) > 1]
+    assert len(spans) > 300
+    return events, spans
+
+
+def _merged_share(rules, spans) -> float:
+    rs = RuleSet(rules)
+    return sum(len({rs.canonicalize(u) for u in g}) == 1 for g in spans) / len(spans)
+
+
+def test_shards_learn_a_site_on_two_domains_once_they_join_as_one_learner_does(two_domain_sites):
+    """Without joins each domain is a site of its own shard and none of the pairs that
+    span them is merged; with them, as many as one learner merges."""
+    events, spans = two_domain_sites
+    one = OnlineLearner(config_from_dict({}))
+    one.learn_many(events)
+    base = _merged_share(one.rules(), spans)
+    assert base > 0.95
+    shares = {}
+    for join_after in (0, 3):
+        lrn = PartitionedLearner(config_from_dict({"learning": {"shards": SHARDS, "join_after": join_after}}), 1)
+        lrn.learn_many(events)
+        shares[join_after] = _merged_share(lrn.rules(), spans)
+        s = lrn.summary()
+        assert s["events"] == len(events)  # events learned again are not input
+        if join_after:
+            assert s["joined"] >= 3 and s["relearned"] > 0
+            # each moved domain's rules come from the shard it joined, none from the one it left
+            moved = lrn.group.moved
+            for rid, partials in lrn.merger._partials.items():
+                for shard, r in partials.items():
+                    if r.status == ACTIVE:
+                        for h in r.hosts:
+                            d = site_of_host(h)
+                            assert d not in moved or moved[d] == int(shard), (rid, h, shard)
+    assert shares[0] < 0.2 and shares[3] >= base - 0.01
+
+
+def test_shards_in_processes_join_what_one_process_joins(two_domain_sites):
+    """The parent decides the joins and tells every process: the rules of one process,
+    byte for byte, pooling and joining every 500 events."""
+    events, _ = two_domain_sites
+    cfg = config_from_dict({"learning": {"shards": SHARDS, "join_after": 3, "pool_every": 500}})
+    one = PartitionedLearner(cfg, 1)
+    one.learn_many(events)
+    want = [encode_rule(r) for r in one.rules()]
+    lrn = ParallelLearner(cfg, 1, 2)
+    try:
+        lrn.learn_many(events)
+        assert [encode_rule(r) for r in lrn.rules()] == want
+        got, base = lrn.summary(), one.summary()
+        keys = ("events", "urls", "clusters", "candidates", "joined", "relearned")
+        assert {k: got[k] for k in keys} == {k: base[k] for k in keys} and base["joined"] >= 3
+    finally:
+        lrn.close()
+
+
+def test_learn_with_state_refuses_joins_it_cannot_checkpoint(tmp_path, two_domain_sites):
+    cfg = config_from_dict({"learning": {"shards": SHARDS, "join_after": 3}})
+    with pytest.raises(ValueError, match="learning.join_after is not kept in --state"):
+        LearnRun(["-"], cfg, state=tmp_path / "state")
+    with pytest.raises(Exception, match="learning.join_after"):
+        config_from_dict({"learning": {"join_after": -1}}).check()
