@@ -4,6 +4,7 @@ G beside one learner, on bench_core's stream, the two at once, one process per c
     python benchmarks/bench_shards.py                              # 1M events, G = 4
     python benchmarks/bench_shards.py --events 200000 --pool-every 5000,20000 --rounds 2
     python benchmarks/bench_shards.py --processes 2 --rounds 2     # the shards on two cores
+    python benchmarks/bench_shards.py --processes 2 --join-after 3 # and joining domains (joins.py)
 
 Why side by side: this machine's speed drifts by 2-3x over a day, and two runs one after
 the other differ by 5-10%, more than what is measured here; two runs at once meet the
@@ -55,6 +56,7 @@ def child(events: str, state: str, learning: str, processes: str = "1") -> None:
         "seconds": run.seconds,
         "cpu": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,  # imports too (under 1 s a process)
         "rules": rules,
+        "joined": s.get("joined", 0),
         "peak_mib": me.ru_maxrss / 1024,
         "children_peak_mib": kids.ru_maxrss / 1024,
     }
@@ -69,13 +71,17 @@ def run_one(events: Path, learning: dict, processes: int) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def in_processes(events: Path, shards: int, every: int, processes: int) -> tuple[list[dict], list[dict]]:
+def in_processes(
+    events: Path, shards: int, every: int, processes: int, join_after: int = 0
+) -> tuple[list[dict], list[dict]]:
     """One learner, the shards in ``processes`` processes, the shards, one learner."""
-    one, sharded = [], []
+    one: list[dict] = []
+    sharded: list[dict] = []
+    them = {"shards": shards, "pool_every": every, "join_after": join_after}
     for learning, n, into in (
         ({"shards": 0}, 1, one),
-        ({"shards": shards, "pool_every": every}, processes, sharded),
-        ({"shards": shards, "pool_every": every}, processes, sharded),
+        (them, processes, sharded),
+        (them, processes, sharded),
         ({"shards": 0}, 1, one),
     ):
         into.append(run_one(events, learning, n))
@@ -115,6 +121,7 @@ def main() -> None:
     ap.add_argument("--pool-every", default="5000", help="learning.pool_every of the shards, comma-separated")
     ap.add_argument("--rounds", type=int, default=1, help="pairs per setting, sides swapped each time")
     ap.add_argument("--processes", type=int, default=0, help="learn the shards in this many processes (alone)")
+    ap.add_argument("--join-after", type=int, default=0, help="learning.join_after of the shards (with --processes)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -163,14 +170,15 @@ def measure_processes(events: Path, args, everies: list[int]) -> None:
     for every in everies:
         wall, cpu = [], []
         for _ in range(args.rounds):
-            one, sharded = in_processes(events, args.shards, every, args.processes)
+            one, sharded = in_processes(events, args.shards, every, args.processes, args.join_after)
             for o, s in zip(one, reversed(sharded)):  # A1 with B2, A2 with B1: neighbours in time
                 wall.append(s["seconds"] / o["seconds"])
                 cpu.append(s["cpu"] / o["cpu"])
             for s in sharded:
                 print(
                     f"G = {args.shards} in {args.processes} processes, pool every {every:,}: {s['seconds']:.1f} s, "
-                    f"CPU {s['cpu']:.1f} s, {s['rules']} rules, peak {s['peak_mib']:.0f} MiB "
+                    f"CPU {s['cpu']:.1f} s, {s['rules']} rules, {s['joined']} domains joined, "
+                    f"peak {s['peak_mib']:.0f} MiB "
                     f"(each shard process at most {s['children_peak_mib']:.0f})",
                     file=sys.stderr,
                 )
@@ -181,7 +189,11 @@ def measure_processes(events: Path, args, everies: list[int]) -> None:
                     file=sys.stderr,
                 )
         rows.append((every, statistics.median(wall), min(wall), max(wall), statistics.median(cpu)))
-    print(f"\n{args.shards} shards in {args.processes} processes against one learner ({args.rounds} round(s) of ABBA):")
+    joins = f", join_after {args.join_after}" if args.join_after else ""
+    print(
+        f"\n{args.shards} shards in {args.processes} processes{joins} against one learner "
+        f"({args.rounds} round(s) of ABBA):"
+    )
     print("| pool_every | wall time, shards / one learner (median) | range | CPU time (median) |")
     print("|---|---|---|---|")
     for every, med, lo, hi, c in rows:

@@ -53,10 +53,6 @@ class LearnRun:
         self.fmt = fmt or cfg.input.format
         # shards, each in a namespace of the one store (learner/shards.py); None: one learner
         shards = shard_count(cfg, partitions or 1) if partitions or cfg.learning.shards else None
-        if state is not None and shards and shards > 1 and cfg.learning.join_after:
-            raise ValueError(
-                "learning.join_after is not kept in --state checkpoints yet: set it to 0, or learn without --state"
-            )
         self.state = StateDir(state) if state is not None else None
         last = self.state.recover() if self.state is not None else None
         # shards learn in processes of their own unless they share a --state store

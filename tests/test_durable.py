@@ -136,6 +136,28 @@ def test_partitioned_state_resumes_with_its_merged_rules(stream, tmp_path):
     assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
 
 
+def test_state_with_joined_domains_resumes_to_the_same_rules(tmp_path):
+    """Joins (learner/joins.py) are part of the state: a run killed after domains joined
+    and resumed joins no domain twice and writes the rules of one never killed."""
+    events = tmp_path / "events.jsonl"
+    write_stream(GenConfig(seed=1, sites=6, pages=30000, families=("domain", "www")), events, tmp_path / "t.jsonl")
+    cfg = tmp_path / "joins.yaml"
+    cfg.write_text(
+        f"storage:\n  checkpoint_every: {EVERY}\nlearning:\n  shards: 4\n  join_after: 3\n  pool_every: 500\n"
+    )
+    base = [events, "--config", cfg, "--processes", "1"]
+    ref = learn(*base, "--rules-out", tmp_path / "a.jsonl", "--state", tmp_path / "a")
+    assert "joined" in ref.stderr
+    state = tmp_path / "b"
+    _kill_after([*base, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet"], state, 3 * EVERY, 0.0)
+    assert _position(state) >= 3 * EVERY
+    got = learn(*base, "--rules-out", tmp_path / "b.jsonl", "--state", state)
+    assert "resumed at record" in got.stderr
+    assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+    joined = [line for line in ref.stderr.splitlines() if line.startswith("joined")]
+    assert joined == [line for line in got.stderr.splitlines() if line.startswith("joined")]
+
+
 def test_state_of_the_layout_before_checkpoints_is_refused(stream, tmp_path):
     _, events, _, _ = stream
     (tmp_path / "old").mkdir()

@@ -5,19 +5,18 @@ Shards (shards.py) hold sites by registered domain, so a site served on two doma
 sees the pairs that span them, nor the counter-evidence a host move needs. ``Joins``
 watches which domains' URLs share content digests. At a round, a domain whose URLs have
 shared ``learning.join_after`` digests with a domain on another shard joins that domain's
-shard (with every domain joined to it before): its events so far are learned again there
-and forgotten where they were, as the window forgets old URLs (``OnlineLearner.forget_site``),
-so that shard then holds what one learner would hold of both. The side with fewer events
-moves. Decided from the input and at rounds alone, so every layout of the shards (one
-process or many, docs/DESIGN.md §4) joins the same domains at the same points.
+shard (with every domain joined to it before): the shard it leaves hands over the URLs
+it holds of it, as fetches, and lets them go as the window lets old URLs go
+(``OnlineLearner.take_site``); the shard it joins learns them, so that it then holds
+what one learner would hold of both. The side with fewer events moves. Decided from the
+input and at rounds alone, so every layout of the shards (one process or many,
+docs/DESIGN.md §4) joins the same domains at the same points.
 
-Memory: the digests seen (at most ``MAX_DIGESTS``, the oldest forgotten first) and each
-domain's events, packed, up to ``window.max_urls_per_site`` of them (the learner's own cap).
+Memory: the digests seen, at most ``MAX_DIGESTS`` (the oldest forgotten first), and a
+few numbers per domain; the URLs handed over are the learner's state, not a log.
 """
 
 from __future__ import annotations
-
-from collections import deque
 
 import msgspec
 
@@ -33,20 +32,17 @@ MAX_SPREAD = 4
 
 
 class Joins:
-    def __init__(self, total: int, join_after: int, max_events: int):
+    def __init__(self, total: int, join_after: int):
         self.total = total
         self.join_after = join_after
-        self.max_events = max_events
         self.moved: dict[str, int] = {}  # domain -> the shard it joined (its home shard otherwise)
         self._ids: dict[str, int] = {}  # domain -> its number here
         self._names: list[str] = []
         self._events: list[int] = []  # per domain: events seen
-        self._log: list[deque[bytes]] = []  # per domain: its events, packed, for a replay
         self._group: list[int] = []  # per domain: the domain its group is known by
         self._members: dict[int, list[int]] = {}  # group -> its domains (a group of 2 or more)
         self._digests: dict[int, int | list[int]] = {}  # digest hash -> the domains its URLs are on
         self._pairs: dict[tuple[int, int], int] = {}  # (domain, domain) on two shards -> digests shared
-        self._enc = msgspec.msgpack.Encoder()
 
     def shard(self, site: str) -> int:
         s = self.moved.get(site)
@@ -59,10 +55,8 @@ class Joins:
             d = self._ids[site] = len(self._names)
             self._names.append(site)
             self._events.append(0)
-            self._log.append(deque(maxlen=self.max_events))
             self._group.append(d)
         self._events[d] += 1
-        self._log[d].append(self._enc.encode(ev))
         if ev.digest is None or not ev.teaches:
             return
         h = hash64(ev.digest)
@@ -132,11 +126,32 @@ class Joins:
             self._group[m] = stay
         self._members[stay] = sorted([*self._members.get(stay, [stay]), *side], key=self._names.__getitem__)
 
-    def events(self, site: str) -> list[bytes]:
-        """``site``'s events so far (the latest ``max_events``), packed, oldest first."""
-        d = self._ids.get(site)
-        return [] if d is None else list(self._log[d])
-
     @property
     def joined(self) -> int:
         return len(self.moved)
+
+    def dump(self) -> bytes:
+        """All of it, for a checkpoint (``learn --state``): digests in the order they
+        are forgotten."""
+        return msgspec.msgpack.encode(
+            [
+                self.moved,
+                self._names,
+                self._events,
+                self._group,
+                sorted(self._members.items()),
+                list(self._digests.items()),
+                sorted(self._pairs.items()),
+            ]
+        )
+
+    def restore(self, raw: bytes) -> None:
+        moved, names, events, group, members, digests, pairs = msgspec.msgpack.decode(raw)
+        self.moved = dict(moved)
+        self._names = list(names)
+        self._ids = {name: i for i, name in enumerate(self._names)}
+        self._events = list(events)
+        self._group = list(group)
+        self._members = {g: list(ms) for g, ms in members}
+        self._digests = {h: (v if isinstance(v, int) else list(v)) for h, v in digests}
+        self._pairs = {(a, b): n for (a, b), n in pairs}

@@ -242,24 +242,31 @@ class OnlineLearner(LearnerBase):
         self._recount()
         return self._take()
 
-    def forget_site(self, site: str) -> list[Rule]:
-        """Let every URL of registered domain ``site`` go, as the window lets old URLs go,
-        and derive what follows: the site now learns on another shard (joins.py), which
-        learns its events again. Returns the rule changes (its rules retired)."""
-        held = []
-        urls = self.window.urls
+    def take_site(self, site: str) -> tuple[list[FetchEvent], list[Rule]]:
+        """Hand over registered domain ``site``: its URLs as this learner holds them, one
+        fetch each in arrival order (last seen, with a digest of its cluster, so that
+        they meet again, and the other shard's URLs of the same contents), then let them
+        go as the window lets old URLs go, and derive what follows. The site learns on
+        another shard from now on (joins.py). Returns (the fetches, the rule changes)."""
+        urls, clusters = self.window.urls, self.clusters
+        held: list[tuple[str, URLRec]] = []
         for _site, _key, entries in self.window.by_arrival.chunks(site):
             for seq, ukey in entries:
                 rec = urls.get(ukey)
                 if rec is not None and rec.seq == seq:
-                    held.append(ukey)
-        for ukey in held:
+                    held.append((ukey, rec))
+        fetches = []
+        for ukey, rec in held:
+            cl = clusters.get(rec.cluster)
+            digest = cl.digests[0] if cl is not None and cl.digests else f"cluster:{rec.cluster}"
+            fetches.append(FetchEvent(url=ukey.split("\x00", 1)[1], ts=rec.seen, digest=digest))
+        for ukey, _ in held:
             rec = urls.get(ukey)
             if rec is not None:
                 self._evict(ukey, rec)
         self._recount()
         self._derive()
-        return self._take()
+        return fetches, self._take()
 
     def _take(self) -> list[Rule]:
         out = self.changes.take()

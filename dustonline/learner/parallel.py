@@ -38,7 +38,7 @@ from .shared import Counts
 BATCH = 512  # events per message to a process: the pipe's cost per message is paid per batch
 
 # requests (one byte, then a pickle or msgpack body); a process answers every request but EVENTS
-EVENTS, DERIVE, COUNTS, ADOPT, MOVES, SUMMARY, CLOSE = b"e", b"d", b"c", b"a", b"m", b"s", b"q"
+EVENTS, DERIVE, COUNTS, ADOPT, TAKE, GIVE, SUMMARY, CLOSE = b"e", b"d", b"c", b"a", b"t", b"g", b"s", b"q"
 FAILED = b"x"
 
 
@@ -62,11 +62,7 @@ class ParallelLearner(LearnerBase):
         self._closed = False
         L = config.learning
         # the parent sees every event: it decides the joins (joins.py), the processes carry them out
-        self.joins = (
-            Joins(self.shards, L.join_after, config.window.max_urls_per_site)
-            if L.join_after and self.shards > 1
-            else None
-        )
+        self.joins = Joins(self.shards, L.join_after) if L.join_after and self.shards > 1 else None
         ctx = multiprocessing.get_context("spawn")  # no fork of a process holding RocksDB's threads
         self._conns: list[Connection] = []
         self._procs = []
@@ -158,19 +154,22 @@ class ParallelLearner(LearnerBase):
         return [pr for part in self._ask_all(DERIVE, None) for pr in part]
 
     def _joined(self) -> Partials:
-        """``ShardGroup._joined`` over processes: every process learns of every move (it
-        routes by them); the one holding the shard a domain joins gets its events."""
+        """``ShardGroup._joined`` over processes, one move at a time: the process holding
+        the shard a domain leaves hands its URLs over, and every process learns of the
+        move (it routes by it); the one holding the shard it joins learns them."""
         if self.joins is None:
             return []
-        moves = self.joins.decide()
-        if not moves:
-            return []
-        per_proc: list[list] = [[] for _ in self._conns]
-        for m in moves:
-            events = self.joins.events(m.site)
-            for w, todo in enumerate(per_proc):
-                todo.append((m, events if w == self._owner[m.dst] else []))
-        return [pr for part in self._ask_each(MOVES, per_proc) for pr in part]
+        out: Partials = []
+        for m in self.joins.decide():
+            src = self._owner[m.src]
+            self._send_events(src)
+            self._send(src, TAKE + pickle.dumps(m, pickle.HIGHEST_PROTOCOL))
+            events, changes = self._recv(src)
+            out += changes
+            dst = self._owner[m.dst]
+            given = [(m, events if w == dst else []) for w in range(len(self._conns))]
+            out += [pr for part in self._ask_each(GIVE, given) for pr in part]
+        return out
 
     def _round(self) -> Partials | None:
         """``ShardGroup._round`` over processes: None when no count moved."""
@@ -273,8 +272,10 @@ def _serve(conn: Connection, config: Config, shards: list[int], total: int) -> N
                 answer = [
                     (s, r) for s, (share, gone) in sorted(arg.items()) for r in adopt_share(learners[s], share, gone)
                 ]
-            elif op == MOVES:
-                answer = [pr for m, events in arg for pr in group.move(m, events)]
+            elif op == TAKE:
+                answer = group.take(arg)
+            elif op == GIVE:
+                answer = group.give(*arg)
             elif op == SUMMARY:
                 answer = group.summary()
             else:

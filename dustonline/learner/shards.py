@@ -15,14 +15,12 @@ parallelism. ``learning.shards: 0`` is one shard per partition (one learner for
 
 A site on two registered domains is two sites here unless both hash to one shard; with
 ``learning.join_after`` a group that pools itself (embedded) joins them at rounds
-(joins.py): the domain moves, with its events so far, to the other's shard.
+(joins.py): the domain moves, with the URLs its shard holds, to the other's shard.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-
-import msgspec
 
 from ..config import Config
 from ..events.event import FetchEvent
@@ -264,9 +262,14 @@ class ShardGroup:
         self.moved: dict[str, int] = {}  # registered domain -> the shard it joined (joins.py)
         # a group that pools itself decides joins too; a process of parallel.py is told them
         join_after = config.learning.join_after if self.rounds else 0
-        self.joins = Joins(total, join_after, config.window.max_urls_per_site) if join_after else None
-        self._decode = msgspec.msgpack.Decoder(FetchEvent).decode
-        self.relearned = [0, 0]  # events learned again at joins, and of those ignored: not input
+        self.joins = Joins(total, join_after) if join_after else None
+        self.relearned = [0, 0]  # URLs learned again at joins, and of those ignored: not input
+        saved = root.table("joins").get("state") if root is not None and self.joins is not None else None
+        if saved is not None and self.joins is not None:  # a resumed run (learn --state)
+            self.joins.restore(saved[0])
+            self.relearned = list(saved[1])
+            self.moved = dict(self.joins.moved)
+            self.events -= self.relearned[0]
 
     def shard_of(self, url: str) -> int:
         """The index (in ``shards``) of the learner for ``url``'s site. A site of another
@@ -300,28 +303,37 @@ class ShardGroup:
             return []
         out: Partials = []
         for m in self.joins.decide():
-            out += self.move(m, self.joins.events(m.site))
+            events, changes = self.take(m)
+            out += changes
+            out += self.give(m, events)
         return out
 
-    def move(self, m: Move, events: list[bytes]) -> Partials:
-        """``m.site`` learns on shard ``m.dst`` from now on: the shard it leaves forgets its
-        URLs, and ``m.dst`` learns ``events`` (its events so far, packed) and derives.
-        Either shard may be another process's: each does its own part."""
+    def take(self, m: Move) -> tuple[list[FetchEvent], Partials]:
+        """``m.site`` learns on shard ``m.dst`` from now on: the shard it leaves, when it is
+        one of these, hands its URLs over (``OnlineLearner.take_site``)."""
         self.moved[m.site] = m.dst
+        i = self._index.get(m.src)
+        if i is None:
+            return [], []
+        events, changes = self.learners[i].take_site(m.site)
+        return events, [(m.src, r) for r in changes]
+
+    def give(self, m: Move, events: list[FetchEvent]) -> Partials:
+        """The shard ``m.site`` joins, when it is one of these, learns what ``take`` handed
+        over and derives. Either shard may be another process's (parallel.py)."""
+        self.moved[m.site] = m.dst
+        i = self._index.get(m.dst)
+        if i is None:
+            return []
+        lrn = self.learners[i]
+        st = lrn.stats
+        before = (st.events, st.ignored)
         out: Partials = []
-        src = self._index.get(m.src)
-        if src is not None:
-            out += [(m.src, r) for r in self.learners[src].forget_site(m.site)]
-        dst = self._index.get(m.dst)
-        if dst is not None:
-            lrn, decode = self.learners[dst], self._decode
-            st = lrn.stats
-            before = (st.events, st.ignored)
-            for raw in events:
-                out += [(m.dst, r) for r in lrn.learn_one(decode(raw))]
-            out += [(m.dst, r) for r in lrn.flush()]
-            self.relearned[0] += st.events - before[0]
-            self.relearned[1] += st.ignored - before[1]
+        for ev in events:
+            out += [(m.dst, r) for r in lrn.learn_one(ev)]
+        out += [(m.dst, r) for r in lrn.flush()]
+        self.relearned[0] += st.events - before[0]
+        self.relearned[1] += st.ignored - before[1]
         return out
 
     def _derived(self) -> Partials:
@@ -382,8 +394,8 @@ class ShardGroup:
         return any(lrn.derivation_pending for lrn in self.learners)
 
     def summary(self) -> dict:
-        """The learners' counters summed; events learned again at a join are not input:
-        they are counted apart (``relearned``), with the domains that moved (``joined``)."""
+        """The learners' counters summed; URLs handed over at a join are not input: they
+        are counted apart (``relearned``), with the domains that moved (``joined``)."""
         total = summed(lrn.summary() for lrn in self.learners)
         total["events"] -= self.relearned[0]
         total["ignored"] -= self.relearned[1]
@@ -394,6 +406,8 @@ class ShardGroup:
     def checkpoint(self) -> None:
         for lrn in self.learners:
             lrn.checkpoint()
+        if self.root is not None and self.joins is not None:
+            self.root.table("joins")["state"] = [self.joins.dump(), self.relearned]
         if self.root is not None:
             self.root.flush()  # a namespace leaves syncing the backend to its owner
 
