@@ -101,14 +101,17 @@ def reference_learn(rev: str, events: Path, work: Path) -> dict:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
-def write_bench_stream(n_events: int, sites: int, seed: int, events: Path, truth: Path) -> int:
+def write_bench_stream(
+    n_events: int, sites: int, seed: int, events: Path, truth: Path, families: tuple[str, ...] | None = None
+) -> int:
     """The benchmark's stream: ``sites`` generated sites, about ``n_events`` events (each
-    page is fetched about 1.5-2 times: aliases, traps, errors); returns its pages."""
+    page is fetched about 1.5-2 times: aliases, traps, errors); returns its pages.
+    ``families``: the generator's alias families (None: its default mix)."""
     from dustonline.evaluation.generator import GenConfig, generate, write_stream
 
-    probe = sum(1 for _ in generate(GenConfig(seed=seed, sites=20, pages=4000)))
+    probe = sum(1 for _ in generate(GenConfig(seed=seed, sites=20, pages=4000, families=families)))
     pages = int(n_events * 4000 / probe)
-    write_stream(GenConfig(seed=seed, sites=sites, pages=pages), events, truth)
+    write_stream(GenConfig(seed=seed, sites=sites, pages=pages, families=families), events, truth)
     return pages
 
 

@@ -4,7 +4,7 @@ G beside one learner, on bench_core's stream, the two at once, one process per c
     python benchmarks/bench_shards.py                              # 1M events, G = 4
     python benchmarks/bench_shards.py --events 200000 --pool-every 5000,20000 --rounds 2
     python benchmarks/bench_shards.py --processes 2 --rounds 2     # the shards on two cores
-    python benchmarks/bench_shards.py --processes 2 --join-after 3 # and joining domains (joins.py)
+    python benchmarks/bench_shards.py --processes 2 --join-after 3 --families all  # joining domains (joins.py)
 
 Why side by side: this machine's speed drifts by 2-3x over a day, and two runs one after
 the other differ by 5-10%, more than what is measured here; two runs at once meet the
@@ -122,6 +122,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="pairs per setting, sides swapped each time")
     ap.add_argument("--processes", type=int, default=0, help="learn the shards in this many processes (alone)")
     ap.add_argument("--join-after", type=int, default=0, help="learning.join_after of the shards (with --processes)")
+    ap.add_argument("--families", default="", help="the stream's alias families, comma-separated ('all': every one)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -137,7 +138,8 @@ def main() -> None:
         work = Path(tmp)
         events, truth = work / "events.jsonl", work / "truth.jsonl"
         t0 = time.perf_counter()
-        write_bench_stream(args.events, args.sites, args.seed, events, truth)
+        families = tuple(x for x in args.families.split(",") if x) or None
+        write_bench_stream(args.events, args.sites, args.seed, events, truth, families)
         with open(events) as f:
             n = sum(1 for _ in f)
         print(f"stream: {n:,} events in {time.perf_counter() - t0:.0f} s", file=sys.stderr)

@@ -196,8 +196,8 @@ class LearnRun:
             n = self.processes
             lines.append(f"shards      {self.learner.shards:>10,}  in {n} process{'es' if n > 1 else ''}")
             if s.get("joined"):
-                again = f"{s['relearned']:,} events learned again"
-                lines.append(f"joined      {s['joined']:>10,}  domains to another's shard ({again})")
+                moved = f"{s['relearned']:,} URLs handed over"
+                lines.append(f"joined      {s['joined']:>10,}  domains to another's shard ({moved})")
         if rules_written == 0:
             lines.append(self._why_no_rules(s))
         if self.state is not None:

@@ -32,6 +32,9 @@ MAX_SPREAD = 4
 
 
 class Joins:
+    """What the router of a shard group knows about domains: ``see`` every event, ``decide``
+    at rounds, ``shard`` to route."""
+
     def __init__(self, total: int, join_after: int):
         self.total = total
         self.join_after = join_after
