@@ -46,13 +46,17 @@ class Joins:
         self._members: dict[int, list[int]] = {}  # group -> its domains (a group of 2 or more)
         self._digests: dict[int, int | list[int]] = {}  # digest hash -> the domains its URLs are on
         self._pairs: dict[tuple[int, int], int] = {}  # (domain, domain) on two shards -> digests shared
+        self._round: set[tuple[int, int]] = set()  # (digest hash, domain) seen since the last round
 
     def shard(self, site: str) -> int:
         s = self.moved.get(site)
         return s if s is not None else partition_for(site.encode(), self.total)
 
     def see(self, ev: FetchEvent, site: str) -> None:
-        """One event of the input, in order, with its registered domain."""
+        """One event of the input, with its registered domain. What it says is taken in
+        at the next round (``decide``), in an order of its own, so that the joins do not
+        depend on how the sites' events interleave (a worker group's partitions cannot
+        know): only each round's set of (digest, domain) counts."""
         d = self._ids.get(site)
         if d is None:
             d = self._ids[site] = len(self._names)
@@ -60,30 +64,36 @@ class Joins:
             self._events.append(0)
             self._group.append(d)
         self._events[d] += 1
-        if ev.digest is None or not ev.teaches:
-            return
-        h = hash64(ev.digest)
-        seen = self._digests.get(h)
-        if seen is None:
-            if len(self._digests) >= MAX_DIGESTS:
-                self._forget_oldest()
-            self._digests[h] = d
-            return
-        if isinstance(seen, int):
-            if seen == d:
-                return
-            others = [seen]
-            self._digests[h] = [seen, d]
-        else:
-            if d in seen or len(seen) >= MAX_SPREAD:
-                return
-            others = list(seen)
-            seen.append(d)
-        mine = self.shard(site)
-        for o in others:
-            if self.shard(self._names[o]) != mine:
-                key = (o, d) if o < d else (d, o)
-                self._pairs[key] = self._pairs.get(key, 0) + 1
+        if ev.digest is not None and ev.teaches:
+            self._round.add((hash64(ev.digest), d))
+
+    def _take_round(self) -> None:
+        """The round's digests, by hash and then domain name: each new domain of a digest
+        counts a pair with each domain on another shard that had it before."""
+        names = self._names
+        for h, d in sorted(self._round, key=lambda hd: (hd[0], names[hd[1]])):
+            seen = self._digests.get(h)
+            if seen is None:
+                if len(self._digests) >= MAX_DIGESTS:
+                    self._forget_oldest()
+                self._digests[h] = d
+                continue
+            if isinstance(seen, int):
+                if seen == d:
+                    continue
+                others = [seen]
+                self._digests[h] = [seen, d]
+            else:
+                if d in seen or len(seen) >= MAX_SPREAD:
+                    continue
+                others = list(seen)
+                seen.append(d)
+            mine = self.shard(names[d])
+            for o in others:
+                if self.shard(names[o]) != mine:
+                    key = (o, d) if o < d else (d, o)
+                    self._pairs[key] = self._pairs.get(key, 0) + 1
+        self._round = set()
 
     def _forget_oldest(self) -> None:
         drop = [h for h, _ in zip(self._digests, range(MAX_DIGESTS // 4))]
@@ -93,9 +103,11 @@ class Joins:
     def decide(self) -> list[Move]:
         """The round's joins, in the order they apply; moves every domain of the smaller
         side (by events seen) to the other side's shard."""
+        self._take_round()
+        names = self._names
         ready = sorted(
             ((-n, a, b) for (a, b), n in self._pairs.items() if n >= self.join_after),
-            key=lambda t: (t[0], self._names[t[1]], self._names[t[2]]),
+            key=lambda t: (t[0], min(names[t[1]], names[t[2]]), max(names[t[1]], names[t[2]])),
         )
         moves: list[Move] = []
         for _, a, b in ready:
@@ -145,11 +157,12 @@ class Joins:
                 sorted(self._members.items()),
                 list(self._digests.items()),
                 sorted(self._pairs.items()),
+                sorted(self._round),
             ]
         )
 
     def restore(self, raw: bytes) -> None:
-        moved, names, events, group, members, digests, pairs = msgspec.msgpack.decode(raw)
+        moved, names, events, group, members, digests, pairs, now = msgspec.msgpack.decode(raw)
         self.moved = dict(moved)
         self._names = list(names)
         self._ids = {name: i for i, name in enumerate(self._names)}
@@ -158,3 +171,4 @@ class Joins:
         self._members = {g: list(ms) for g, ms in members}
         self._digests = {h: (v if isinstance(v, int) else list(v)) for h, v in digests}
         self._pairs = {(a, b): n for (a, b), n in pairs}
+        self._round = {(h, d) for h, d in now}
