@@ -196,8 +196,9 @@ class LearnRun:
             n = self.processes
             lines.append(f"shards      {self.learner.shards:>10,}  in {n} process{'es' if n > 1 else ''}")
             if s.get("joined"):
-                moved = f"{s['relearned']:,} URLs handed over"
-                lines.append(f"joined      {s['joined']:>10,}  domains to another's shard ({moved})")
+                n = s["joined"]
+                what = f"registered domain{'s' if n > 1 else ''} to another's shard"
+                lines.append(f"joined      {n:>10,}  {what} ({s['relearned']:,} URLs handed over)")
         if rules_written == 0:
             lines.append(self._why_no_rules(s))
         if self.state is not None:
