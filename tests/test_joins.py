@@ -96,6 +96,23 @@ def test_a_content_on_many_domains_joins_none_of_the_later_ones():
     assert moved and moved <= set(sorted(everyone)[:MAX_SPREAD]) and len(moved) < MAX_SPREAD
 
 
+def test_digests_forgotten_past_the_cap_join_nothing():
+    """At the cap the oldest quarter goes (a round's digests come in by hash, so each
+    event here is a round of its own, to know which are oldest)."""
+    a, b = _domains(2)
+    j = Joins(SHARDS, join_after=2, max_digests=8)
+
+    def one_by_one(*events):
+        for ev in events:
+            _see(j, ev)
+            assert j.decide() == []
+
+    one_by_one(*(_ev(a, f"p{i}", f"d{i}") for i in range(8)), _ev(a, "q", "e0"))  # e0 drops d0 and d1
+    one_by_one(_ev(b, "x0", "d0"), _ev(b, "x1", "d1"))  # new to it now (and d1 drops d2, d3)
+    _see(j, _ev(b, "y6", "d6"), _ev(b, "y7", "d7"))  # still remembered: two shared
+    assert [m.site for m in j.decide()] == [b]
+
+
 def test_joined_domains_move_together():
     a, b, c = _domains(3)
     j = Joins(SHARDS, join_after=2)

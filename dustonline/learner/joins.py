@@ -25,7 +25,8 @@ from ..events.routing import partition_for
 from ..hashing import hash64
 from .records import Move
 
-MAX_DIGESTS = 1 << 21  # digests remembered: joins are found among recent content
+# digests remembered (about 100 bytes each): a site's domains share recent content
+MAX_DIGESTS = 1 << 20
 # a content on more domains than this is shared (a library, a pixel, an error page), not
 # a site's: it joins no more of them
 MAX_SPREAD = 4
@@ -35,9 +36,10 @@ class Joins:
     """What the router of a shard group knows about domains: ``see`` every event, ``decide``
     at rounds, ``shard`` to route."""
 
-    def __init__(self, total: int, join_after: int):
+    def __init__(self, total: int, join_after: int, max_digests: int = MAX_DIGESTS):
         self.total = total
         self.join_after = join_after
+        self.max_digests = max_digests
         self.moved: dict[str, int] = {}  # domain -> the shard it joined (its home shard otherwise)
         self._ids: dict[str, int] = {}  # domain -> its number here
         self._names: list[str] = []
@@ -74,7 +76,7 @@ class Joins:
         for h, d in sorted(self._round, key=lambda hd: (hd[0], names[hd[1]])):
             seen = self._digests.get(h)
             if seen is None:
-                if len(self._digests) >= MAX_DIGESTS:
+                if len(self._digests) >= self.max_digests:
                     self._forget_oldest()
                 self._digests[h] = d
                 continue
@@ -96,7 +98,7 @@ class Joins:
         self._round = set()
 
     def _forget_oldest(self) -> None:
-        drop = [h for h, _ in zip(self._digests, range(MAX_DIGESTS // 4))]
+        drop = [h for h, _ in zip(self._digests, range(max(1, self.max_digests // 4)))]
         for h in drop:
             del self._digests[h]
 
