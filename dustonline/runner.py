@@ -199,6 +199,10 @@ class LearnRun:
                 n = s["joined"]
                 what = f"registered domain{'s' if n > 1 else ''} to another's shard"
                 lines.append(f"joined      {n:>10,}  {what} ({s['relearned']:,} URLs handed over)")
+                joins = self.learner.joins
+                if joins is not None:
+                    pairs = [f"{a} -> {b}" for a, b in list(joins.partner.items())[:3]]
+                    lines.append("            " + ", ".join(pairs) + (", ..." if n > 3 else ""))
         if rules_written == 0:
             lines.append(self._why_no_rules(s))
         if self.state is not None:

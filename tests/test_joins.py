@@ -55,7 +55,7 @@ def test_a_domain_joins_after_sharing_enough_digests_and_the_smaller_side_moves(
     _see(j, _ev(b, "x2", "d2"))
     [m] = j.decide()
     assert (m.site, m.src, m.dst) == (b, partition_for(b.encode(), SHARDS), partition_for(a.encode(), SHARDS))
-    assert j.shard(b) == j.shard(a) and j.joined == 1
+    assert j.shard(b) == j.shard(a) and j.joined == 1 and j.partner == {b: a}
     _see(j, *(_ev(b, f"y{i}", f"d{i}") for i in range(5)))  # together now: nothing more to decide
     assert j.decide() == []
 
@@ -80,6 +80,23 @@ def test_joins_do_not_depend_on_how_the_domains_events_interleave_within_a_round
         _see(j, *order)
         outcomes.add(tuple((m.site, m.src, m.dst) for m in j.decide()))
     assert len(outcomes) == 1 and next(iter(outcomes))
+
+
+def test_joins_restored_from_a_checkpoint_decide_as_the_ones_never_stopped():
+    a, b, c = _domains(3)
+    first = [_ev(a, f"p{i}", f"a{i}") for i in range(9)] + [_ev(b, "x0", "a0"), _ev(c, "y0", "a1")]
+    rest = [_ev(b, "x1", "a1"), _ev(c, "y1", "a2"), _ev(b, "x2", "a2"), _ev(c, "y2", "a3")]
+    whole = Joins(SHARDS, join_after=3)
+    _see(whole, *first)
+    assert whole.decide() == []
+    _see(whole, *rest[:2])
+    saved = whole.dump()  # a checkpoint within a round
+    _see(whole, *rest[2:])
+    again = Joins(SHARDS, join_after=3)
+    again.restore(saved)
+    _see(again, *rest[2:])
+    moves = whole.decide()
+    assert moves and again.decide() == moves and again.partner == whole.partner and again.moved == whole.moved
 
 
 def test_a_content_on_many_domains_joins_none_of_the_later_ones():

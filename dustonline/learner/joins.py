@@ -41,6 +41,7 @@ class Joins:
         self.join_after = join_after
         self.max_digests = max_digests
         self.moved: dict[str, int] = {}  # domain -> the shard it joined (its home shard otherwise)
+        self.partner: dict[str, str] = {}  # domain moved -> the domain whose shard it joined, as they joined
         self._ids: dict[str, int] = {}  # domain -> its number here
         self._names: list[str] = []
         self._events: list[int] = []  # per domain: events seen
@@ -127,13 +128,14 @@ class Joins:
             # the side with fewer events moves (less to learn again); on a tie, the side
             # whose name sorts last
             if weight_a > weight_b or (weight_a == weight_b and self._names[ga] < self._names[gb]):
-                stay, go, go_side, to = ga, gb, side_b, sa
+                stay, go, go_side, to, into = ga, gb, side_b, sa, a
             else:
-                stay, go, go_side, to = gb, ga, side_a, sb
+                stay, go, go_side, to, into = gb, ga, side_a, sb, b
             for m in go_side:
                 site = self._names[m]
                 moves.append(Move(site, self.shard(site), to))
                 self.moved[site] = to
+                self.partner[site] = self._names[into]
             self._union(stay, go)
         return moves
 
@@ -153,6 +155,7 @@ class Joins:
         return msgspec.msgpack.encode(
             [
                 self.moved,
+                list(self.partner.items()),
                 self._names,
                 self._events,
                 self._group,
@@ -164,8 +167,9 @@ class Joins:
         )
 
     def restore(self, raw: bytes) -> None:
-        moved, names, events, group, members, digests, pairs, now = msgspec.msgpack.decode(raw)
+        moved, partner, names, events, group, members, digests, pairs, now = msgspec.msgpack.decode(raw)
         self.moved = dict(moved)
+        self.partner = dict(partner)
         self._names = list(names)
         self._ids = {name: i for i, name in enumerate(self._names)}
         self._events = list(events)

@@ -15,6 +15,7 @@ from ..events.event import FetchEvent
 from ..rules.merge import RuleMerger
 from ..rules.ruleset import Rule
 from ..state.store import Store
+from .joins import Joins
 from .online import OnlineLearner
 from .protocol import LearnerBase
 from .shards import POOL_ROUNDS, ShardGroup, shard_count, shards_of, summed
@@ -35,6 +36,11 @@ class PartitionedLearner(LearnerBase):
         )
         self.learners: list[OnlineLearner] = self.group.learners  # by shard
         self.merger = RuleMerger()
+
+    @property
+    def joins(self) -> Joins | None:
+        """The domains joined so far (joins.py), when ``learning.join_after`` is set."""
+        return self.group.joins
 
     def learn_one(self, ev: FetchEvent) -> list[Rule]:
         partials = self.group.learn_one(ev)
