@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 
 import pytest
 
 from dustonline import OnlineLearner
-from dustonline.config import config_from_dict
+from dustonline.config import ConfigError, config_from_dict
 from dustonline.evaluation.generator import GenConfig, generate
 from dustonline.events.event import FetchEvent
 from dustonline.events.routing import partition_for
@@ -20,7 +21,7 @@ from dustonline.rules.urls import host_of, site_of_host
 SHARDS = 4
 
 
-def _domains(n: int, shard_of_first_apart: bool = True) -> list[str]:
+def _domains(n: int) -> list[str]:
     """``n`` registered domains on ``n`` different shards of ``SHARDS``."""
     out: list[str] = []
     taken: set[int] = set()
@@ -63,8 +64,6 @@ def test_a_domain_joins_after_sharing_enough_digests_and_the_smaller_side_moves(
 def test_joins_do_not_depend_on_how_the_domains_events_interleave_within_a_round():
     """A worker group's partitions see their own domains' events in order, never the
     interleaving across partitions: a round's joins must come from what it saw alone."""
-    import random
-
     domains = _domains(SHARDS)
     extra = [f"more{i}.com" for i in range(6)]
     per_domain = {d: [_ev(d, f"p{i}", f"c{(i * 7 + k) % 9}") for i in range(12)] for k, d in enumerate(domains + extra)}
@@ -204,7 +203,7 @@ def test_shards_learn_a_site_on_two_domains_once_they_join_as_one_learner_does(t
         lrn.learn_many(events)
         shares[join_after] = _merged_share(lrn.rules(), spans)
         s = lrn.summary()
-        assert s["events"] == len(events)  # events learned again are not input
+        assert s["events"] == len(events)  # URLs handed over at joins are not input
         if join_after:
             assert s["joined"] >= 3 and s["relearned"] > 0
             # each moved domain's rules come from the shard it joined, none from the one it left
@@ -238,5 +237,5 @@ def test_shards_in_processes_join_what_one_process_joins(two_domain_sites):
 
 
 def test_a_negative_join_after_is_a_config_error():
-    with pytest.raises(Exception, match="learning.join_after must be >= 0"):
+    with pytest.raises(ConfigError, match="learning.join_after must be >= 0"):
         config_from_dict({"learning": {"join_after": -1}}).check()
