@@ -248,22 +248,14 @@ class OnlineLearner(LearnerBase):
         they meet again, and the other shard's URLs of the same contents), then let them
         go as the window lets old URLs go, and derive what follows. The site learns on
         another shard from now on (joins.py). Returns (the fetches, the rule changes)."""
-        urls, clusters = self.window.urls, self.clusters
-        held: list[tuple[str, URLRec]] = []
-        for _site, _key, entries in self.window.by_arrival.chunks(site):
-            for seq, ukey in entries:
-                rec = urls.get(ukey)
-                if rec is not None and rec.seq == seq:
-                    held.append((ukey, rec))
+        held = self.window.held(site)
         fetches = []
-        for ukey, rec in held:
-            cl = clusters.get(rec.cluster)
+        for _seq, ukey, rec in held:
+            cl = self.clusters.get(rec.cluster)
             digest = cl.digests[0] if cl is not None and cl.digests else f"cluster:{rec.cluster}"
             fetches.append(FetchEvent(url=ukey.split("\x00", 1)[1], ts=rec.seen, digest=digest))
-        for ukey, _ in held:
-            rec = urls.get(ukey)
-            if rec is not None:
-                self._evict(ukey, rec)
+        for _seq, ukey, rec in held:  # each URL once: evicting one leaves the others' records as they are
+            self._evict(ukey, rec)
         self._recount()
         self._derive()
         return fetches, self._take()

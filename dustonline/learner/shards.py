@@ -259,7 +259,6 @@ class ShardGroup:
         self._index = {s: i for i, s in enumerate(self.shards)}
         self._rounds = Rounds()
         self._adopted: list[Counts | None] = [None] * len(self.shards)  # what each adopted last
-        self.moved: dict[str, int] = {}  # registered domain -> the shard it joined (joins.py)
         # a group that pools itself decides joins too; a process of parallel.py is told them
         join_after = config.learning.join_after if self.rounds else 0
         self.joins = Joins(total, join_after) if join_after else None
@@ -268,16 +267,16 @@ class ShardGroup:
         if saved is not None and self.joins is not None:  # a resumed run (learn --state)
             self.joins.restore(saved[0])
             self.relearned = list(saved[1])
-            self.moved = dict(self.joins.moved)
             self.events -= self.relearned[0]
+        # registered domain -> the shard it joined: the joins' own map where this group decides them
+        self.moved: dict[str, int] = self.joins.moved if self.joins is not None else {}
 
-    def shard_of(self, url: str) -> int:
-        """The index (in ``shards``) of the learner for ``url``'s site. A site of another
+    def shard_of(self, host: str) -> int:
+        """The index (in ``shards``) of the learner for ``host``'s site. A site of another
         partition's shard (a producer that partitions otherwise; the worker counts these)
         goes to one of these, the same for all of that site's events."""
         if len(self.shards) == 1:
             return 0
-        host = host_of(url)
         s = partition_of_host(host, self.total)
         if self.moved:
             s = self.moved.get(site_of_host(host), s)
@@ -285,9 +284,10 @@ class ShardGroup:
         return i if i is not None else s % len(self.shards)
 
     def learn_one(self, ev: FetchEvent) -> Partials:
+        host = host_of(ev.url)
         if self.joins is not None:
-            self.joins.see(ev, site_of_host(host_of(ev.url)))
-        i = self.shard_of(ev.url)
+            self.joins.see(ev, site_of_host(host))
+        i = self.shard_of(host)
         changes = self.learners[i].learn_one(ev)
         out = [(self.shards[i], r) for r in changes] if changes else []
         self.events += 1

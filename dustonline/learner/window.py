@@ -101,19 +101,25 @@ class Window:
                 self.by_arrival.replace(key, entries[used:])
         return evicted
 
+    def held(self, site: str) -> list[tuple[int, str, URLRec]]:
+        """The URLs of ``site`` the window holds, in arrival order: (arrival number, key,
+        record). Stale entries of its arrival log (URLs evicted, or back since) are skipped."""
+        urls = self.urls
+        out = []
+        for _site, _key, entries in self.by_arrival.chunks(site):
+            for seq, ukey in entries:
+                rec = urls.get(ukey)
+                if rec is not None and rec.seq == seq:
+                    out.append((seq, ukey, rec))
+        return out
+
     def _compact(self, site: str) -> None:
         """Rewrite the site's arrival log with only the URLs it still holds, in arrival
         order. URLs evicted by time leave their entries behind, and only the cap consumes
         the log: a site under its cap would keep one entry per URL it ever held. Run when
         stale entries outnumber live ones, so each entry is read back a bounded number of
         times."""
-        urls = self.urls
-        live = []
-        for _site, _key, entries in self.by_arrival.chunks(site):
-            for seq, ukey in entries:
-                rec = urls.get(ukey)
-                if rec is not None and rec.seq == seq:
-                    live.append([seq, ukey])
+        live = [[seq, ukey] for seq, ukey, _ in self.held(site)]
         self.by_arrival.drop_group(site)
         for entry in live:
             self.by_arrival.append(site, entry)
