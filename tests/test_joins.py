@@ -236,6 +236,75 @@ def test_shards_in_processes_join_what_one_process_joins(two_domain_sites):
         lrn.close()
 
 
+def _round_of_joins(pool_every: int) -> tuple[str, str, list[FetchEvent]]:
+    """Two domains on two shards whose URLs share 8 digests in the first round (``b``,
+    with fewer events, joins ``a``'s shard there), then 5 more of ``b`` and filler of ``a``
+    up to the second round."""
+    a, b = _domains(2)
+    first = [_ev(a, f"p{i}", f"d{i}") for i in range(12)] + [_ev(b, f"x{i}", f"d{i}") for i in range(8)]
+    later = [_ev(b, f"y{i}", f"e{i}") for i in range(5)] + [_ev(a, f"q{i}", f"f{i}") for i in range(15)]
+    assert len(first) == len(later) == pool_every
+    return a, b, first + later
+
+
+def _learn(lrn: PartitionedLearner, events: list[FetchEvent]) -> None:
+    for ev in events:  # (learn_many derives at its end, as the end of an input)
+        lrn.learn_one(ev)
+
+
+def _learner_events(lrn: PartitionedLearner, domain: str) -> int:
+    return lrn.learners[partition_for(domain.encode(), SHARDS)].stats.events
+
+
+def test_a_joined_domains_events_wait_for_the_next_round_where_its_new_shard_learns_them():
+    """A worker group's partition cannot learn another partition's events as they come,
+    only at a point both logs have: so every layout learns a joined domain's events at
+    the next round, by the shard it arrives on, in arrival order."""
+    cfg = config_from_dict({"learning": {"shards": SHARDS, "join_after": 3, "pool_every": 20}})
+    a, b, events = _round_of_joins(20)
+    lrn = PartitionedLearner(cfg, 1)
+    _learn(lrn, events[:20])
+    assert lrn.group.moved == {b: partition_for(a.encode(), SHARDS)}
+    joined = _learner_events(lrn, a)
+    assert joined == 12 + 8  # its own, and the 8 URLs handed over
+    _learn(lrn, events[20:25])  # b's: held
+    assert _learner_events(lrn, a) == joined and _learner_events(lrn, b) == 8
+    assert [ev.url for _, ev in lrn.group.held[partition_for(a.encode(), SHARDS)]] == [ev.url for ev in events[20:25]]
+    _learn(lrn, events[25:39])
+    assert _learner_events(lrn, a) == joined + 14
+    lrn.learn_one(events[39])  # the round: held events learned first
+    assert _learner_events(lrn, a) == joined + 15 + 5 and not lrn.group.held
+    assert lrn.summary()["events"] == 40
+
+
+def test_held_events_of_a_joined_domain_survive_a_checkpoint(tmp_path):
+    """``learn --state`` checkpoints between rounds: what a joined shard has not learned
+    yet is in the checkpoint, and a resumed run pools at the same points."""
+    from dustonline.state.store import rocks_store
+
+    cfg = config_from_dict({"learning": {"shards": SHARDS, "join_after": 3, "pool_every": 20}})
+    a, b, events = _round_of_joins(20)
+
+    def opened():
+        store = rocks_store(tmp_path / "state")
+        return PartitionedLearner(cfg, 1, lambda s: store.namespace(f"{s}/", SHARDS), root=store)
+
+    whole = PartitionedLearner(cfg, 1)
+    whole.learn_many(events)
+    whole.flush()
+    first = opened()
+    _learn(first, events[:25])
+    first.checkpoint()
+    first.close()
+    again = opened()
+    assert len(again.group.held[partition_for(a.encode(), SHARDS)]) == 5 and again.group.events == 25
+    _learn(again, events[25:])
+    again.flush()
+    assert [encode_rule(r) for r in again.group.announce()] == [encode_rule(r) for r in whole.group.announce()]
+    assert _learner_events(again, a) == _learner_events(whole, a)
+    again.close()
+
+
 def test_a_negative_join_after_is_a_config_error():
     with pytest.raises(ConfigError, match="learning.join_after must be >= 0"):
         config_from_dict({"learning": {"join_after": -1}}).check()

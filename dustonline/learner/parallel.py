@@ -63,6 +63,7 @@ class ParallelLearner(LearnerBase):
         L = config.learning
         # the parent sees every event: it decides the joins (joins.py), the processes carry them out
         self.joins = Joins(self.shards, L.join_after) if L.join_after and self.shards > 1 else None
+        self._held: dict[int, list[tuple[int, FetchEvent]]] = {}  # per shard joined: (home shard, event)
         ctx = multiprocessing.get_context("spawn")  # no fork of a process holding RocksDB's threads
         self._conns: list[Connection] = []
         self._procs = []
@@ -86,29 +87,45 @@ class ParallelLearner(LearnerBase):
         if self.joins is not None:
             site = site_of_host(host)
             self.joins.see(ev, site)
-            s = self.joins.moved.get(site, s)
-        w = self._owner[s]
-        buf = self._bufs[w]
-        buf.append(ev)
-        if len(buf) >= BATCH:
-            self._send_events(w)
+            dst = self.joins.moved.get(site)
+            if dst is not None:  # the shard it joined learns it at the next round (ShardGroup.learn_held)
+                self._held.setdefault(dst, []).append((s, ev))
+                s = -1
+        if s >= 0:
+            w = self._owner[s]
+            buf = self._bufs[w]
+            buf.append(ev)
+            if len(buf) >= BATCH:
+                self._send_events(w)
         self.events += 1
         if self.pool_every and self.events % self.pool_every == 0:
+            self._send_held()
             out = self._derived()
-            out += self._joined()
             out += self._round() or []
+            out += self._joined()
             return self.merger.apply_all(out)
         return []
 
     def flush(self) -> list[Rule]:
+        self._send_held()
         out = self._derived()
-        out += self._joined()
-        for _ in range(POOL_ROUNDS):
+        for n in range(POOL_ROUNDS):
             changes = self._round()
-            if changes is None:
+            joined = self._joined() if n == 0 else []
+            if changes is None and not joined:
                 break
-            out += changes
+            out += (changes or []) + joined
         return self.merger.apply_all(out)
+
+    def _send_held(self) -> None:
+        """The joined domains' events since the last round, to the processes of the
+        shards they joined, in ``ShardGroup.learn_held``'s order: those processes route
+        them by the moves they were told."""
+        held, self._held = self._held, {}
+        for dst in sorted(held):
+            buf = self._bufs[self._owner[dst]]
+            for _, ev in sorted(held[dst], key=lambda he: he[0]):
+                buf.append(ev)
 
     def rules(self) -> list[Rule]:
         return self.merger.rules()

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import msgspec
+
 from ..config import Config
 from ..events.event import FetchEvent
 from ..events.routing import partition_of_host
@@ -263,11 +265,17 @@ class ShardGroup:
         join_after = config.learning.join_after if self.rounds else 0
         self.joins = Joins(total, join_after) if join_after else None
         self.relearned = [0, 0]  # URLs learned again at joins, and of those ignored: not input
+        # per shard joined: the events of domains that moved there since the last round, as
+        # (home shard, event), learned at the next round: a worker group's partition reads
+        # them then from the partitions they arrive on (docs/DESIGN.md §4)
+        self.held: dict[int, list[tuple[int, FetchEvent]]] = {}
         saved = root.table("joins").get("state") if root is not None and self.joins is not None else None
         if saved is not None and self.joins is not None:  # a resumed run (learn --state)
             self.joins.restore(saved[0])
             self.relearned = list(saved[1])
+            self.held = _held_of(saved[2]) if len(saved) > 2 else {}
             self.events -= self.relearned[0]
+            self.events += sum(len(h) for h in self.held.values())  # input, learned at the next round
         # registered domain -> the shard it joined: the joins' own map where this group decides them
         self.moved: dict[str, int] = self.joins.moved if self.joins is not None else {}
 
@@ -285,16 +293,50 @@ class ShardGroup:
 
     def learn_one(self, ev: FetchEvent) -> Partials:
         host = host_of(ev.url)
-        if self.joins is not None:
-            self.joins.see(ev, site_of_host(host))
-        i = self.shard_of(host)
-        changes = self.learners[i].learn_one(ev)
-        out = [(self.shards[i], r) for r in changes] if changes else []
+        out: Partials = []
+        joins = self.joins
+        if joins is not None:
+            site = site_of_host(host)
+            joins.see(ev, site)
+            dst = joins.moved.get(site)
+            if dst is not None:  # learned by the shard it joined at the next round
+                self.held.setdefault(dst, []).append((partition_of_host(host, self.total), ev))
+            else:
+                out = self._learned(ev, self.shard_of(host))
+        else:
+            out = self._learned(ev, self.shard_of(host))
         self.events += 1
         if self.pool_every and self.events % self.pool_every == 0:
-            out += self._derived()
-            out += self._joined()
-            out += self._round() or []
+            out += self._at_round()
+        return out
+
+    def _learned(self, ev: FetchEvent, i: int) -> Partials:
+        changes = self.learners[i].learn_one(ev)
+        return [(self.shards[i], r) for r in changes] if changes else []
+
+    def _at_round(self) -> Partials:
+        """A round, in the order a worker group's partitions can keep (docs/DESIGN.md §4):
+        the held events of joined domains learned, every shard derived, the counts
+        pooled, then the round's joins carried out."""
+        out = self.learn_held()
+        out += self._derived()
+        out += self._round() or []
+        out += self._joined()
+        return out
+
+    def learn_held(self) -> Partials:
+        """Each joined shard learns the events its domains had since the last round: by
+        home shard (the partition a worker reads them from), in arrival order."""
+        if not self.held:
+            return []
+        held, self.held = self.held, {}
+        out: Partials = []
+        for dst in sorted(held):
+            i = self._index.get(dst)
+            if i is None:
+                continue
+            for _, ev in sorted(held[dst], key=lambda he: he[0]):  # stable: arrival order within a shard
+                out += self._learned(ev, i)
         return out
 
     def _joined(self) -> Partials:
@@ -366,13 +408,14 @@ class ShardGroup:
     def flush(self) -> Partials:
         """Derive every shard's rules; with ``rounds``, then pool until the counts settle
         (at most ``POOL_ROUNDS``)."""
-        out = self._derived()
-        out += self._joined()
-        for _ in range(POOL_ROUNDS if self.rounds else 0):
+        out = self.learn_held()
+        out += self._derived()
+        for n in range(POOL_ROUNDS if self.rounds else 0):
             changes = self._round()
-            if changes is None:
+            joined = self._joined() if n == 0 else []  # the input's last joins, after its first pooling, as at a round
+            if changes is None and not joined:
                 break
-            out += changes
+            out += (changes or []) + joined
         return out
 
     def shared_counts(self) -> dict[int, Counts]:
@@ -407,7 +450,7 @@ class ShardGroup:
         for lrn in self.learners:
             lrn.checkpoint()
         if self.root is not None and self.joins is not None:
-            self.root.table("joins")["state"] = [self.joins.dump(), self.relearned]
+            self.root.table("joins")["state"] = [self.joins.dump(), self.relearned, _held_bytes(self.held)]
         if self.root is not None:
             self.root.flush()  # a namespace leaves syncing the backend to its owner
 
@@ -416,3 +459,14 @@ class ShardGroup:
             lrn.close()
         if self.root is not None:
             self.root.close()
+
+
+_HELD = list[tuple[int, list[tuple[int, FetchEvent]]]]
+
+
+def _held_bytes(held: dict[int, list[tuple[int, FetchEvent]]]) -> bytes:
+    return msgspec.msgpack.encode(sorted(held.items()))
+
+
+def _held_of(raw: bytes) -> dict[int, list[tuple[int, FetchEvent]]]:
+    return {dst: list(evs) for dst, evs in msgspec.msgpack.decode(raw, type=_HELD)}
