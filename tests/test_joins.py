@@ -305,6 +305,42 @@ def test_held_events_of_a_joined_domain_survive_a_checkpoint(tmp_path):
     again.close()
 
 
+def test_partitions_reporting_their_rounds_join_what_one_router_joins(two_domain_sites):
+    """A worker group's coordinator sees no event, only each partition's round
+    (``RoundInputs``): taken in with ``Joins.add``, they decide the joins one router
+    decides from the events themselves, round by round."""
+    from dustonline.learner.joins import RoundInputs
+
+    events, _ = two_domain_sites
+    parts = 3
+    one, group = Joins(SHARDS, join_after=3), Joins(SHARDS, join_after=3)
+    inputs = [RoundInputs() for _ in range(parts)]
+    decided: list[tuple[list, list]] = []
+    for i, ev in enumerate(events, 1):
+        site = site_of_host(host_of(ev.url))
+        one.see(ev, site)
+        inputs[partition_for(site.encode(), parts)].see(ev, site)
+        if i % 500 == 0 or i == len(events):
+            for p in reversed(range(parts)):  # the order they report in does not matter
+                group.add(inputs[p].take())
+            decided.append((one.decide(), group.decide()))
+    assert sum(len(a) for a, _ in decided) >= 3
+    assert [a for a, _ in decided] == [b for _, b in decided]
+    assert one.moved == group.moved
+
+
+def test_a_partitions_round_inputs_survive_a_checkpoint():
+    from dustonline.learner.joins import RoundInputs
+
+    a, b = _domains(2)
+    r = RoundInputs()
+    for ev in (_ev(a, "x", "d1"), _ev(b, "y", "d1"), _ev(a, "z", "d2")):
+        r.see(ev, site_of_host(host_of(ev.url)))
+    again = RoundInputs()
+    again.restore(r.dump())
+    assert again.take() == r.take() and r.take().pairs == []
+
+
 def test_a_negative_join_after_is_a_config_error():
     with pytest.raises(ConfigError, match="learning.join_after must be >= 0"):
         config_from_dict({"learning": {"join_after": -1}}).check()

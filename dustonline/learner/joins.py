@@ -23,13 +23,42 @@ import msgspec
 from ..events.event import FetchEvent
 from ..events.routing import partition_for
 from ..hashing import hash64
-from .records import Move
+from .records import Move, RoundSeen
 
 # digests remembered (about 100 bytes each): a site's domains share recent content
 MAX_DIGESTS = 1 << 20
 # a content on more domains than this is shared (a library, a pixel, an error page), not
 # a site's: it joins no more of them
 MAX_SPREAD = 4
+
+
+class RoundInputs:
+    """A worker group's partition's part of ``Joins.see``: what its events say, kept
+    until the round, where the coordinator's ``Joins`` takes every partition's in
+    (``Joins.add``). Small: a round's digests and domains."""
+
+    def __init__(self) -> None:
+        self._pairs: set[tuple[int, str]] = set()
+        self._events: dict[str, int] = {}
+
+    def see(self, ev: FetchEvent, site: str) -> None:
+        self._events[site] = self._events.get(site, 0) + 1
+        if ev.digest is not None and ev.teaches:
+            self._pairs.add((hash64(ev.digest), site))
+
+    def take(self) -> RoundSeen:
+        """The round's, and none kept."""
+        out = RoundSeen(sorted(self._pairs), sorted(self._events.items()))
+        self._pairs, self._events = set(), {}
+        return out
+
+    def dump(self) -> bytes:
+        return msgspec.msgpack.encode(RoundSeen(sorted(self._pairs), sorted(self._events.items())))
+
+    def restore(self, raw: bytes) -> None:
+        seen = msgspec.msgpack.decode(raw, type=RoundSeen)
+        self._pairs = {(h, site) for h, site in seen.pairs}
+        self._events = dict(seen.events)
 
 
 class Joins:
@@ -60,15 +89,27 @@ class Joins:
         at the next round (``decide``), in an order of its own, so that the joins do not
         depend on how the sites' events interleave (a worker group's partitions cannot
         know): only each round's set of (digest, domain) counts."""
+        d = self._id(site)
+        self._events[d] += 1
+        if ev.digest is not None and ev.teaches:
+            self._round.add((hash64(ev.digest), d))
+
+    def add(self, seen: RoundSeen) -> None:
+        """What a partition of a worker group saw in the round (``RoundInputs.take``):
+        taken in as ``see`` takes in the events themselves."""
+        for site, n in seen.events:
+            self._events[self._id(site)] += n
+        for h, site in seen.pairs:
+            self._round.add((h, self._id(site)))
+
+    def _id(self, site: str) -> int:
         d = self._ids.get(site)
         if d is None:
             d = self._ids[site] = len(self._names)
             self._names.append(site)
             self._events.append(0)
             self._group.append(d)
-        self._events[d] += 1
-        if ev.digest is not None and ev.teaches:
-            self._round.add((hash64(ev.digest), d))
+        return d
 
     def _take_round(self) -> None:
         """The round's digests, by hash and then domain name: each new domain of a digest

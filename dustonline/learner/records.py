@@ -203,3 +203,11 @@ class Move(msgspec.Struct, frozen=True):
     site: str
     src: int
     dst: int
+
+
+class RoundSeen(msgspec.Struct, frozen=True):
+    """What ``Joins`` reads of one round's events on one partition: the (digest hash,
+    domain) pairs, and the events per domain, both sorted."""
+
+    pairs: list[tuple[int, str]]
+    events: list[tuple[str, int]]
