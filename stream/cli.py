@@ -145,10 +145,11 @@ def cmd_worker(args) -> int:
         )
         return 2
     cfg = load_config(args.config)
-    if cfg.learning.join_after:
+    if cfg.learning.join_after and cfg.kafka.partitions > 1:
         raise ConfigError(
-            "learning.join_after is not carried out by a worker group yet (docs/DESIGN.md §4): "
-            "set it to 0 for the worker, or learn embedded (dustonline learn)"
+            "learning.join_after is carried out on a pages topic of one partition only, not yet across "
+            f"partitions (docs/DESIGN.md §4): kafka.partitions is {cfg.kafka.partitions}; set "
+            "learning.join_after to 0 for the worker, use one partition, or learn embedded (dustonline learn)"
         )
     if args.data_dir:
         cfg.kafka.data_dir = args.data_dir

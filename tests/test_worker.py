@@ -371,6 +371,36 @@ def test_shards_learn_one_rule_set_on_any_partition_count(kafka_broker, stream_d
     assert "learner restored at offset" in w.tail(10_000)
 
 
+def test_one_partition_joins_a_site_on_two_domains_as_learn_does(kafka_broker, tmp_path, workers):
+    """A site answering on two registered domains, shards 4 and `learning.join_after`
+    3: a worker on one partition (its shards pool and join among themselves) joins the
+    domains where `dustonline learn` does, holds their events to the next round, and is
+    killed -9 mid-stream: the joins and held events come back from the changelog, and
+    the rules are `learn`'s record for record (and `learn --partitions 4`'s)."""
+    stream = list(generate(GenConfig(seed=3, sites=8, pages=1500, families=("domain", "www"), dup_rate=0.5)))
+    events, rest = split_by_page(stream, 0.7)
+    held_out = sorted({ev.url for ev, _ in rest})
+    path = tmp_path / "two-domains.jsonl.gz"
+    with gzip.open(path, "wb") as f:
+        for ev in events:
+            f.write(msgspec.json.encode(ev.to_json()) + b"\n")
+    learning = {"min_freq": 3, "min_supp": 3, "shards": 4, "join_after": 3, "pool_every": 500}
+    cfg = service_config(kafka_broker, tmp_path, partitions=1, learning=learning)
+    replay([str(path)], load_config(cfg))
+    w = workers(cfg)
+    wait_until(learned_at_least([w], len(events) // 2), 180, "half of the stream learned", [w])
+    w.kill9()
+    w.start()
+    wait_until(learned_all([w], 1, len(events)), 240, "the restarted worker to finish", [w])
+    ref, got = assert_group_equals_embedded(cfg, events, 1, [w])
+    assert partitions_state([w])[0]["joined"] >= 2 and ref.summary()["joined"] >= 2
+    four = embedded(cfg, events, 4)
+    assert list(map(encode_rule, four.rules())) == list(map(encode_rule, ref.rules()))
+    want = RuleSet(ref.rules())
+    assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
+    assert "learner restored at offset" in w.tail(10_000)
+
+
 def test_a_topic_that_cannot_hold_the_shards_stops_the_worker_saying_why(kafka_broker, stream_data, tmp_path, workers):
     """The config says 2 partitions and 4 shards (the config check lets no count through
     that does not divide the shards); the topic was made with 3. Learning would split

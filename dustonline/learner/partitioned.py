@@ -18,7 +18,7 @@ from ..state.store import Store
 from .joins import Joins
 from .online import OnlineLearner
 from .protocol import LearnerBase
-from .shards import POOL_ROUNDS, ShardGroup, shard_count, shards_of, summed
+from .shards import POOL_ROUNDS, ShardGroup, shard_count, shards_of
 
 __all__ = ["POOL_ROUNDS", "PartitionedLearner"]
 
@@ -51,7 +51,7 @@ class PartitionedLearner(LearnerBase):
 
     def partition_summary(self, p: int) -> dict:
         """The counters of partition ``p``'s shards summed: what its worker reports."""
-        return summed(self.learners[s].summary() for s in shards_of(p, self.partitions, self.shards))
+        return self.group.summary(shards_of(p, self.partitions, self.shards))
 
     def checkpoint(self) -> None:
         self.group.checkpoint()

@@ -264,7 +264,8 @@ class ShardGroup:
         # a group that pools itself decides joins too; a process of parallel.py is told them
         join_after = config.learning.join_after if self.rounds else 0
         self.joins = Joins(total, join_after) if join_after else None
-        self.relearned = [0, 0]  # URLs learned again at joins, and of those ignored: not input
+        # per shard: URLs learned again at joins, and of those ignored: not input
+        self.relearned: dict[int, list[int]] = {}
         # per shard joined: the events of domains that moved there since the last round, as
         # (home shard, event), learned at the next round: a worker group's partition reads
         # them then from the partitions they arrive on (docs/DESIGN.md §4)
@@ -272,9 +273,12 @@ class ShardGroup:
         saved = root.table("joins").get("state") if root is not None and self.joins is not None else None
         if saved is not None and self.joins is not None:  # a resumed run (learn --state)
             self.joins.restore(saved[0])
-            self.relearned = list(saved[1])
+            if saved[1] and isinstance(saved[1][0], int):  # a state of the first joins: one count
+                self.relearned = {-1: list(saved[1])}
+            else:
+                self.relearned = {s: [e, i] for s, e, i in saved[1]}
             self.held = _held_of(saved[2]) if len(saved) > 2 else {}
-            self.events -= self.relearned[0]
+            self.events -= sum(e for e, _ in self.relearned.values())
             self.events += sum(len(h) for h in self.held.values())  # input, learned at the next round
         # registered domain -> the shard it joined: the joins' own map where this group decides them
         self.moved: dict[str, int] = self.joins.moved if self.joins is not None else {}
@@ -374,8 +378,9 @@ class ShardGroup:
         for ev in events:
             out += [(m.dst, r) for r in lrn.learn_one(ev)]
         out += [(m.dst, r) for r in lrn.flush()]
-        self.relearned[0] += st.events - before[0]
-        self.relearned[1] += st.ignored - before[1]
+        re = self.relearned.setdefault(m.dst, [0, 0])
+        re[0] += st.events - before[0]
+        re[1] += st.ignored - before[1]
         return out
 
     def _derived(self) -> Partials:
@@ -436,13 +441,17 @@ class ShardGroup:
     def derivation_pending(self) -> bool:
         return any(lrn.derivation_pending for lrn in self.learners)
 
-    def summary(self) -> dict:
-        """The learners' counters summed; URLs handed over at a join are not input: they
-        are counted apart (``relearned``), with the domains that moved (``joined``)."""
-        total = summed(lrn.summary() for lrn in self.learners)
-        total["events"] -= self.relearned[0]
-        total["ignored"] -= self.relearned[1]
-        total["relearned"] = self.relearned[0]
+    def summary(self, shards: Iterable[int] | None = None) -> dict:
+        """The learners' counters summed (of ``shards``, default all of these); URLs handed
+        over at a join are not input: they are counted apart (``relearned``), with the
+        domains that moved (``joined``)."""
+        pick = self.shards if shards is None else list(shards)
+        total = summed(self.learners[self._index[s]].summary() for s in pick)
+        of = pick if shards is not None else [*pick, -1]  # -1: counted before counts were per shard
+        events, ignored = (sum(self.relearned.get(s, (0, 0))[k] for s in of) for k in (0, 1))
+        total["events"] -= events
+        total["ignored"] -= ignored
+        total["relearned"] = events
         total["joined"] = len(self.moved)
         return total
 
@@ -450,7 +459,8 @@ class ShardGroup:
         for lrn in self.learners:
             lrn.checkpoint()
         if self.root is not None and self.joins is not None:
-            self.root.table("joins")["state"] = [self.joins.dump(), self.relearned, _held_bytes(self.held)]
+            relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
+            self.root.table("joins")["state"] = [self.joins.dump(), relearned, _held_bytes(self.held)]
         if self.root is not None:
             self.root.flush()  # a namespace leaves syncing the backend to its owner
 
