@@ -341,6 +341,97 @@ def test_a_partitions_round_inputs_survive_a_checkpoint():
     assert again.take() == r.take() and r.take().pairs == []
 
 
+def _group_by_the_log(cfg, events: list[FetchEvent], parts: int):
+    """A worker group of ``parts`` partitions joining by DESIGN.md §4's protocol, in one
+    process: per partition a log of its events and round markers (one every
+    ``pool_every`` events and one at the end, as a replay places them); at a marker a
+    partition reads its joined domains' events from their home partitions' logs, derives
+    and reports; the coordinator pools the counts and decides the joins from the
+    reports; the source of a move hands over, the destination learns. Returns the
+    partitions' groups and the merged rules."""
+    from dustonline.events.routing import partition_of_host
+    from dustonline.learner.shards import POOL_ROUNDS, ShardGroup, shard_count, shards_of
+    from dustonline.learner.shared import others_of
+    from dustonline.rules.merge import RuleMerger
+
+    total = shard_count(cfg, parts)
+    every = cfg.learning.pool_every
+    groups = [
+        ShardGroup(cfg, shards_of(p, parts, total), total, lambda s: None, False, partitions=parts)
+        for p in range(parts)
+    ]
+    logs: list[list] = [[] for _ in range(parts)]  # FetchEvent, or the round number of a marker
+    rounds = 0
+    for i, ev in enumerate(events, 1):
+        logs[partition_of_host(host_of(ev.url), parts)].append(ev)
+        if i % every == 0 or i == len(events):
+            rounds += 1
+            for log in logs:
+                log.append(rounds)
+    merger, coordinator, at = RuleMerger(), Joins(total, cfg.learning.join_after), [0] * parts
+    for r in range(1, rounds + 1):
+        marks = [log.index(r, at[p]) for p, log in enumerate(logs)]
+        counts: dict[int, dict] = {}
+        for p, g in enumerate(groups):
+            for ev in logs[p][at[p] : marks[p]]:
+                merger.apply_all(g.learn_one(ev))
+            at[p] = marks[p] + 1
+            assert g.reports is not None
+            for site, start in sorted(g.reports.incoming.items()):
+                h = g.reports.home(site)
+                seg = [(o, e) for o, e in enumerate(logs[h][: marks[h]]) if o >= start and isinstance(e, FetchEvent)]
+                g.hold(
+                    (partition_of_host(host_of(e.url), total), e)
+                    for _, e in seg
+                    if site_of_host(host_of(e.url)) == site
+                )
+                g.reports.incoming[site] = marks[h] + 1
+            merger.apply_all(g.flush())
+            counts.update(g.shared_counts())
+            coordinator.add(g.reports.inputs.take())
+        others = others_of([counts.get(s, {}) for s in range(total)])
+        for g in groups:
+            merger.apply_all(g.pool({s: others[s] for s in g.shards}))
+            merger.apply_all(g.flush())
+        for m in coordinator.decide():
+            src, dst = groups[m.src % parts], groups[m.dst % parts]
+            handed, changes = src.take(m)
+            merger.apply_all(changes)
+            merger.apply_all(dst.give(m, handed))
+            for g in groups:
+                g.moved_here(m, dict(enumerate(marks)))
+    for _ in range(POOL_ROUNDS - 1):  # the end: pooled while the counts change
+        counts = {}
+        for g in groups:
+            counts.update(g.shared_counts())
+        others = others_of([counts.get(s, {}) for s in range(total)])
+        changed = [g.pool({s: others[s] for s in g.shards}) for g in groups]
+        for g, ch in zip(groups, changed):
+            merger.apply_all(ch)
+            merger.apply_all(g.flush())
+    return groups, merger.rules()
+
+
+@pytest.mark.parametrize("parts", [2, 4])
+def test_a_worker_groups_protocol_joins_and_learns_what_learn_does(two_domain_sites, parts):
+    """DESIGN.md §4's protocol, the logs in memory: each partition learns its own events,
+    skips a joined domain's and reads them at the next round from the domain's home
+    partition; the rules are `learn`'s with shards, byte for byte, and so is what each
+    shard learned."""
+    events, _ = two_domain_sites
+    cfg = config_from_dict({"learning": {"shards": SHARDS, "join_after": 3, "pool_every": 500}})
+    ref = PartitionedLearner(cfg, parts)
+    ref.learn_many(events)
+    groups, rules = _group_by_the_log(cfg, events, parts)
+    assert ref.summary()["joined"] >= 3
+    assert [encode_rule(r) for r in rules] == [encode_rule(r) for r in ref.rules()]
+    for p, g in enumerate(groups):
+        want, got = ref.partition_summary(p), g.summary()
+        assert {k: got[k] for k in ("events", "urls", "clusters", "relearned")} == {
+            k: want[k] for k in ("events", "urls", "clusters", "relearned")
+        }
+
+
 def test_a_negative_join_after_is_a_config_error():
     with pytest.raises(ConfigError, match="learning.join_after must be >= 0"):
         config_from_dict({"learning": {"join_after": -1}}).check()

@@ -219,3 +219,31 @@ class Joins:
         self._digests = {h: (v if isinstance(v, int) else list(v)) for h, v in digests}
         self._pairs = {(a, b): n for (a, b), n in pairs}
         self._round = {(h, d) for h, d in now}
+
+
+class PartitionJoins:
+    """A worker group's partition's side of the joins (docs/DESIGN.md §4): what its
+    events say, reported at each round (``inputs``); every move of the group, told by
+    the coordinator (``moved``), by which its partition skips a joined domain's events;
+    and, per domain joined to one of its shards, the offset of the domain's home
+    partition from which it reads that domain's events at the next round
+    (``incoming``)."""
+
+    def __init__(self, partitions: int):
+        self.partitions = partitions
+        self.inputs = RoundInputs()
+        self.moved: dict[str, int] = {}
+        self.incoming: dict[str, int] = {}
+
+    def home(self, site: str) -> int:
+        """The pages partition a domain's events arrive on."""
+        return partition_for(site.encode(), self.partitions)
+
+    def dump(self) -> bytes:
+        return msgspec.msgpack.encode([self.inputs.dump(), sorted(self.moved.items()), sorted(self.incoming.items())])
+
+    def restore(self, raw: bytes) -> None:
+        inputs, moved, incoming = msgspec.msgpack.decode(raw)
+        self.inputs.restore(inputs)
+        self.moved = dict(moved)
+        self.incoming = dict(incoming)

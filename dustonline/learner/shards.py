@@ -30,7 +30,7 @@ from ..events.routing import partition_of_host
 from ..rules.ruleset import Rule
 from ..rules.urls import host_of, site_of_host
 from ..state.store import Store
-from .joins import Joins
+from .joins import Joins, PartitionJoins
 from .online import OnlineLearner
 from .records import Move
 from .shared import BITS, CHECKS, CLASSES, Counts, others_of
@@ -248,6 +248,7 @@ class ShardGroup:
         store_of: Callable[[int], Store | None],
         rounds: bool,
         root: Store | None = None,
+        partitions: int = 0,
     ):
         self.total = total
         self.root = root  # the store the shards' namespaces are in, if they are (Store.namespace)
@@ -280,8 +281,19 @@ class ShardGroup:
             self.held = _held_of(saved[2]) if len(saved) > 2 else {}
             self.events -= sum(e for e, _ in self.relearned.values())
             self.events += sum(len(h) for h in self.held.values())  # input, learned at the next round
+        # a partition of a worker group of ``partitions`` partitions reports its rounds to
+        # the coordinator, which decides the joins (docs/DESIGN.md §4)
+        self.reports: PartitionJoins | None = None
+        if partitions > 1 and config.learning.join_after and not self.rounds:
+            self.reports = PartitionJoins(partitions)
+            saved = root.table("joins").get("partition") if root is not None else None
+            if saved is not None:
+                self.reports.restore(saved[0])
+                self.relearned = {s: [e, i] for s, e, i in saved[1]}
         # registered domain -> the shard it joined: the joins' own map where this group decides them
-        self.moved: dict[str, int] = self.joins.moved if self.joins is not None else {}
+        self.moved: dict[str, int] = (
+            self.joins.moved if self.joins is not None else self.reports.moved if self.reports is not None else {}
+        )
 
     def shard_of(self, host: str) -> int:
         """The index (in ``shards``) of the learner for ``host``'s site. A site of another
@@ -306,6 +318,11 @@ class ShardGroup:
             if dst is not None:  # learned by the shard it joined at the next round
                 self.held.setdefault(dst, []).append((partition_of_host(host, self.total), ev))
             else:
+                out = self._learned(ev, self.shard_of(host))
+        elif self.reports is not None:
+            site = site_of_host(host)
+            self.reports.inputs.see(ev, site)
+            if site not in self.moved:  # else the shard it joined reads it from this partition's log
                 out = self._learned(ev, self.shard_of(host))
         else:
             out = self._learned(ev, self.shard_of(host))
@@ -383,6 +400,27 @@ class ShardGroup:
         re[1] += st.ignored - before[1]
         return out
 
+    def hold(self, events: Iterable[tuple[int, FetchEvent]]) -> None:
+        """Events of domains joined to these shards, read from their home partitions'
+        logs (a worker group's partition: ``reports``), as (home shard, event): learned
+        by ``learn_held``, as the events a group that routes them itself holds."""
+        for home, ev in events:
+            dst = self.moved.get(site_of_host(host_of(ev.url)))
+            if dst is not None and dst in self._index:
+                self.held.setdefault(dst, []).append((home, ev))
+
+    def moved_here(self, m: Move, offsets: dict[int, int]) -> None:
+        """Keep ``reports.incoming`` after move ``m`` at a round whose markers are at
+        ``offsets`` (per partition): a domain joined here is read from its home
+        partition past the marker; one that left is read no more."""
+        assert self.reports is not None
+        r = self.reports
+        r.moved[m.site] = m.dst
+        if m.dst in self._index:
+            r.incoming[m.site] = offsets[r.home(m.site)] + 1
+        else:
+            r.incoming.pop(m.site, None)
+
     def _derived(self) -> Partials:
         return [(s, r) for s, lrn in zip(self.shards, self.learners) for r in lrn.flush()]
 
@@ -458,6 +496,9 @@ class ShardGroup:
     def checkpoint(self) -> None:
         for lrn in self.learners:
             lrn.checkpoint()
+        if self.root is not None and self.reports is not None:
+            relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
+            self.root.table("joins")["partition"] = [self.reports.dump(), relearned]
         if self.root is not None and self.joins is not None:
             relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
             self.root.table("joins")["state"] = [self.joins.dump(), relearned, _held_bytes(self.held)]
