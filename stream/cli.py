@@ -9,7 +9,7 @@ import sys
 import time
 
 from dustonline.cli import add_reading_options, progress_bar, tune_gc
-from dustonline.config import ConfigError, load_config
+from dustonline.config import load_config
 from dustonline.rules import write_rules
 
 
@@ -145,12 +145,6 @@ def cmd_worker(args) -> int:
         )
         return 2
     cfg = load_config(args.config)
-    if cfg.learning.join_after and cfg.kafka.partitions > 1:
-        raise ConfigError(
-            "learning.join_after is carried out on a pages topic of one partition only, not yet across "
-            f"partitions (docs/DESIGN.md §4): kafka.partitions is {cfg.kafka.partitions}; set "
-            "learning.join_after to 0 for the worker, use one partition, or learn embedded (dustonline learn)"
-        )
     if args.data_dir:
         cfg.kafka.data_dir = args.data_dir
     if args.web_port is not None:

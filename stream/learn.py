@@ -30,10 +30,10 @@ from dustonline.events.readers import parse_message
 from dustonline.events.routing import partition_of_host
 from dustonline.learner.shards import ShardGroup, shard_count, shards_of
 from dustonline.learner.shared import others_of
-from dustonline.rules.urls import host_of
+from dustonline.rules.urls import host_of, site_of_host
 from dustonline.state.store import Store
 
-from . import faust_compat, topics
+from . import clients, faust_compat, topics
 from .batches import PageBatches
 from .checkpoint import Checkpoints
 from .metrics import WorkerMetrics
@@ -62,6 +62,9 @@ class Partition:
         "seeking",
         "waiting",
         "held",
+        "adopted",
+        "moves_done",
+        "held_read",
     )
 
     def __init__(self, p: int, backend: FaustTableBackend, learner: ShardGroup):
@@ -78,6 +81,9 @@ class Partition:
         self.seeking = True  # until the event after ``applied`` arrives
         self.waiting: tuple[str, int, float] | None = None  # (round id, marker offset, since) it waits at
         self.held: list = []  # messages past that marker, learned once the round is pooled
+        self.adopted = False  # the round's pooled counts adopted (its joins may still wait for handovers)
+        self.moves_done = 0  # of the round's joins, those carried out here
+        self.held_read = ""  # the round whose joined domains' events were read (once: ``_read_held``)
 
 
 # learning yields to the event loop this often (seconds), so that timers, the merge agent
@@ -186,10 +192,16 @@ class LearnAgent:
         total = shard_count(self.cfg, npart)
         mine = shards_of(p, npart, total)
         if len(mine) == 1:
-            return ShardGroup(self.cfg, mine, total, lambda s: store, rounds=False)
+            return ShardGroup(self.cfg, mine, total, lambda s: store, rounds=False, partitions=npart, state=store)
         # with one partition no coordinator runs: its shards pool among themselves
         return ShardGroup(
-            self.cfg, mine, total, lambda s: store.namespace(f"{s}/", len(mine)), rounds=npart == 1, root=store
+            self.cfg,
+            mine,
+            total,
+            lambda s: store.namespace(f"{s}/", len(mine)),
+            rounds=npart == 1,
+            root=store,
+            partitions=npart,
         )
 
     def _seek_done(self, seek: asyncio.Future) -> None:
@@ -218,6 +230,10 @@ class LearnAgent:
         batches = self.batches
         t0 = clock()
         for msg in messages:
+            if self._joined_domains_due(msg):
+                await self._read_held(self.parts[p], (msg.value or b"").decode("utf-8", "replace"))
+                if not batches.current(generation) or self.parts.get(p) is None:
+                    break
             if self._handle(msg) is not None:
                 ps = self.parts.get(p)
                 if ps is not None and ps.since_checkpoint >= every:
@@ -311,19 +327,102 @@ class LearnAgent:
         if ps.since_flush:
             self.outputs.partials(self.partials_topic, ps.learner.flush())
             ps.since_flush = 0
-        self._publish(ps, off, round_id)
+        reports = ps.learner.reports
+        self._publish(ps, off, round_id, reports.inputs.take() if reports is not None else None)
         ps.waiting = (round_id, off, time.perf_counter())
+        ps.adopted, ps.moves_done = False, 0
         self.metrics.waiting.inc()
         self.rounds.start()
         if self.rounds.get(round_id) is not None:  # pooled before a restart: go on at once
             self.batches.kick()
 
-    def _publish(self, ps: Partition, off: int, round_id: str = "") -> None:
-        """The partition's counts as of the marker at ``off``, for the coordinator; when
-        they are too large (logged, counted), none: the group pools without them, and a
-        round the partition waits at still ends."""
-        if not self.outputs.transfer(self.transfer_topic, ps.p, off, ps.learner.shared_counts(), round_id):
-            self.outputs.transfer(self.transfer_topic, ps.p, off, {}, round_id)
+    def _publish(self, ps: Partition, off: int, round_id: str = "", seen=None) -> None:
+        """The partition's counts as of the marker at ``off``, for the coordinator, with
+        its round's join inputs at a round marker; when they are too large (logged,
+        counted), no counts: the group pools without them, and a round the partition
+        waits at still ends."""
+        if not self.outputs.transfer(self.transfer_topic, ps.p, off, ps.learner.shared_counts(), round_id, seen):
+            self.outputs.transfer(self.transfer_topic, ps.p, off, {}, round_id, seen)
+
+    def _carry_out_joins(self, ps: Partition, round_id: str, pooled) -> bool:
+        """The round's joins, in order (joins.py): the partition holding a move's source
+        shard hands the domain's URLs over on the transfer topic; the one holding its
+        destination learns them once they arrive. False while a handover has not: the
+        partition stays at the round, and other partitions go on meanwhile (a source
+        never waits for a destination, so every handover comes)."""
+        lrn = ps.learner
+        if lrn.reports is None:
+            return True
+        while ps.moves_done < len(pooled.moves):
+            m = pooled.moves[ps.moves_done]
+            if lrn.holds(m.dst) and not lrn.holds(m.src):
+                handed = self.rounds.handover(round_id, m.site)
+                if handed is None:
+                    return False
+            handed, changes = lrn.take(m)
+            self.outputs.partials(self.partials_topic, changes)
+            if lrn.holds(m.src):
+                self.outputs.handover(self.transfer_topic, round_id, m.site, handed)
+                self.outputs.deliver()
+                if lrn.holds(m.dst):  # within the partition: as it would arrive
+                    handed = topics.handover_of(topics.handover_value(handed))
+            elif lrn.holds(m.dst):
+                handed = self.rounds.handover(round_id, m.site) or []
+            self.outputs.partials(self.partials_topic, lrn.give(m, handed))
+            lrn.moved_here(m, pooled.offsets)
+            ps.moves_done += 1
+        return True
+
+    def _joined_domains_due(self, msg) -> bool:
+        """A round marker of a partition whose shards learn joined domains: their events
+        since the last round are read from their home partitions first."""
+        if not topics.is_round(msg.headers) or msg.partition not in self.assigned:
+            return False
+        ps = self.parts.get(msg.partition) or self._open(msg.partition)
+        return (
+            ps.waiting is None
+            and ps.held_read != (msg.value or b"").decode("utf-8", "replace")
+            and msg.offset > ps.last_offset
+            and not (ps.seeking and msg.offset > ps.applied + 1)
+            and ps.learner.reports is not None
+            and bool(ps.learner.reports.incoming)
+        )
+
+    async def _read_held(self, ps: Partition, round_id: str) -> None:
+        """The events of the domains joined to this partition's shards, from each home
+        partition's log between the last round's marker and this one's, held for
+        ``flush`` to learn (ShardGroup.hold, learn_held): by home shard, in offset order."""
+        r = ps.learner.reports
+        assert r is not None
+        ps.held_read = round_id
+        starts: dict[int, int] = {}
+        for site, start in r.incoming.items():
+            h = r.home(site)
+            starts[h] = min(start, starts.get(h, start))
+        segments = await asyncio.to_thread(read_segments, self.cfg, self.K.pages_topic, starts, round_id)
+        total = ps.learner.total
+        for h, (mark, records) in sorted(segments.items()):
+            wanted = {site: start for site, start in r.incoming.items() if r.home(site) == h}
+            held = []
+            for off, value, headers in records:
+                if topics.is_batch(headers):
+                    values = [line for line in (value or b"").split(b"\n") if line.strip()]
+                else:
+                    values = [value]
+                for v in values:
+                    try:
+                        ev = parse_message(v, self.cfg.input.max_url_length)
+                    except BadEvent:
+                        continue  # its home partition dead-letters it
+                    host = host_of(ev.url)
+                    start = wanted.get(site_of_host(host))
+                    if start is not None and off >= start:
+                        held.append((partition_of_host(host, total), ev))
+            ps.learner.hold(held)
+            for site in wanted:
+                r.incoming[site] = mark + 1
+        if segments:
+            ps.since_flush += 1  # derived at the marker
 
     def _pooled_arrived(self) -> None:
         """From the round reader's thread."""
@@ -341,13 +440,17 @@ class LearnAgent:
             pooled = self.rounds.get(round_id)
             if pooled is None:
                 continue
+            lrn = ps.learner
+            if not ps.adopted:
+                ps.adopted = True
+                if not pooled.skipped:
+                    others = others_of([pooled.counts.get(s, {}) for s in range(lrn.total)])
+                    self.outputs.partials(self.partials_topic, lrn.pool({s: others[s] for s in lrn.shards}))
+                    self.outputs.partials(self.partials_topic, lrn.flush())
+            if not self._carry_out_joins(ps, round_id, pooled):
+                continue  # a handover to come: the round reader's kick brings it back here
             self.metrics.round_wait.observe(time.perf_counter() - since)
             self.metrics.waiting.dec()
-            lrn = ps.learner
-            if not pooled.skipped:
-                others = others_of([pooled.counts.get(s, {}) for s in range(lrn.total)])
-                self.outputs.partials(self.partials_topic, lrn.pool({s: others[s] for s in lrn.shards}))
-                self.outputs.partials(self.partials_topic, lrn.flush())
             ps.waiting = None
             self._publish(ps, off)
             generation = self.app.consumer_generation_id
@@ -455,6 +558,45 @@ class LearnAgent:
             }
             for p, ps in sorted(self.parts.items())
         }
+
+
+def read_segments(cfg: Config, topic: str, starts: dict[int, int], round_id: str) -> dict[int, tuple[int, list]]:
+    """Per pages partition in ``starts``: the offset of its round marker ``round_id`` and
+    its records (offset, value, headers) from the start offset up to it. Blocking (a
+    thread of its own): every partition has the marker, written by the replay or, for a
+    replay that stopped, by the coordinator (pool.py)."""
+    from kafka import TopicPartition
+
+    out: dict[int, tuple[int, list]] = {}
+    if not starts:
+        return out
+    c = clients.consumer(cfg, enable_auto_commit=False, auto_offset_reset="earliest")
+    try:
+        tps = {p: TopicPartition(topic, p) for p in starts}
+        c.assign(list(tps.values()))
+        for p, tp in tps.items():
+            c.seek(tp, starts[p])
+        got: dict[int, list] = {p: [] for p in starts}
+        since = time.monotonic()
+        while len(out) < len(starts):
+            for tp, recs in c.poll(timeout_ms=500, max_records=5000).items():
+                p = tp.partition
+                if p in out:
+                    continue
+                for rec in recs:
+                    headers = rec.headers or []
+                    if topics.is_round(headers) and (rec.value or b"").decode("utf-8", "replace") == round_id:
+                        out[p] = (rec.offset, got.pop(p))
+                        c.pause(tp)
+                        break
+                    if not topics.is_round(headers) and not topics.is_flush(headers):
+                        got[p].append((rec.offset, rec.value, headers))
+            if time.monotonic() - since > 30:
+                log.warning("round %s: still reading joined domains' events from partitions %s", round_id, sorted(got))
+                since = time.monotonic()
+    finally:
+        c.close()
+    return out
 
 
 def _route(url: str, partitions: int) -> int:

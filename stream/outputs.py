@@ -82,10 +82,11 @@ class Outputs:
         for shard, rule in changes:
             self.send(topic, topics.rule_key(rule.id), _partial_enc.encode(topics.Partial(shard, rule)))
 
-    def transfer(self, topic: str, p: int, offset: int, counts, round_id: str = "") -> bool:
+    def transfer(self, topic: str, p: int, offset: int, counts, round_id: str = "", seen=None) -> bool:
         """Pages partition ``p``'s shared counts (by shard) as of its flush or round marker
-        at ``offset``; False (logged and counted, nothing sent) when they are too large."""
-        value = topics.transfer_value(p, offset, counts, round_id)
+        at ``offset``, with its round's join inputs (``seen``); False (logged and counted,
+        nothing sent) when they are too large."""
+        value = topics.transfer_value(p, offset, counts, round_id, seen)
         if len(value) > topics.MAX_POOLED_BYTES:
             self.metrics.pool_skipped.inc()
             log.error(
@@ -98,6 +99,24 @@ class Outputs:
             return False
         self.send(topic, topics.transfer_key(p), value)
         return True
+
+    def handover(self, topic: str, round_id: str, site: str, events) -> None:
+        """A joined domain's URLs, handed over by the partition it leaves (joins.py). Past
+        the size limit none go (logged and counted): the shard it joins learns its
+        events from then on, not what came before."""
+        value = topics.handover_value(events)
+        if len(value) > topics.MAX_POOLED_BYTES:
+            self.metrics.pool_skipped.inc()
+            log.error(
+                "round %s: the %d URLs of %s handed over are %d bytes compressed, over %d: none handed over",
+                round_id,
+                len(events),
+                site,
+                len(value),
+                topics.MAX_POOLED_BYTES,
+            )
+            value = topics.handover_value([])
+        self.send(topic, topics.handover_key(round_id, site), value)
 
     def flush_marker(self, topic: str, p: int) -> None:
         """Into the partition itself, so rules are derived at a point of the log."""

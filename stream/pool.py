@@ -35,8 +35,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 
 from dustonline.config import Config
+from dustonline.learner.joins import Joins
 from dustonline.learner.shards import POOL_ROUNDS, shard_count, shards_of
 from dustonline.learner.shared import Counts, others_of
 
@@ -45,6 +47,7 @@ from . import clients, topics
 log = logging.getLogger("dustonline.worker")
 
 CHECK_EVERY = 1.0  # seconds between the coordinator's looks at the end offsets
+OWN_ROUND = "coord-"  # the id of a round the coordinator placed (with joins), not a replay
 
 
 class PoolCoordinator:
@@ -66,6 +69,10 @@ class PoolCoordinator:
         self._completed: set[tuple[str, int]] = set()  # (round, partition) markers this wrote
         self._after = -1  # the pages partitions' end offsets summed, after the last round's markers
         self._last_round = time.monotonic()  # the first periodic round waits a period
+        self._joins: Joins | None = None  # with learning.join_after: the group's joins (joins.py)
+        self._run_id = uuid.uuid4().hex[:12]  # this coordinator's rounds (with joins) are named apart
+        self._placed = 0
+        self.joins_saved: topics.JoinsState | None = None  # as last written, for a coordinator taking over
 
     # ------------------------------------------------------------ thread
     def start(self, npart: int) -> None:
@@ -73,6 +80,7 @@ class PoolCoordinator:
         self.npart = npart
         if self._thread is None or not self._thread.is_alive():
             self._stop.clear()
+            self._joins = None  # another coordinator may have decided since: restored from the topic
             self._thread = threading.Thread(target=self._run, name="dustonline-pool", daemon=True)
             self._thread.start()
 
@@ -124,6 +132,10 @@ class PoolCoordinator:
         try:
             if rec.key == topics.POOL_KEY:
                 self.last_replay_round = topics.pooled_of(rec.value).round
+            elif rec.key == topics.JOINS_KEY:
+                self.joins_saved = topics.joins_of(rec.value)
+            elif rec.key is not None and rec.key.startswith(topics.HANDOVER_PREFIX):
+                pass  # the partitions' (rounds.py)
             elif rec.key == topics.PLACER_KEY:
                 self.placer = topics.placer_of(rec.value)
                 if self.placer.ends:  # a replay ended: what it covered had its rounds
@@ -171,6 +183,20 @@ class PoolCoordinator:
             t = self.counts.get(p)
             if ends.get(p, 0) > (t.offset + 1 if t is not None else 0):
                 complete = False  # records not learned yet, or learned but not published
+        if self.cfg.learning.join_after and sum(ends.values()) > max(self._after, 0):
+            # joins need every pool point to be a round (a barrier): the moves are decided
+            # from every partition's report of it, and a joined domain's events are read at
+            # rounds. The first pool after new records is one, as the end of `learn`'s input
+            if complete or self._due(sum(ends.values())):
+                # a replay writes its placer before its first event: read now, it is seen
+                # whenever these end offsets hold the replay's events (else a round would
+                # fall where `learn` has none)
+                self._read(200, 0)
+                if self._replaying() or any(t is not None and t.round for t in self.counts.values()):
+                    return False
+                self._place_round(npart, ends)
+                return True
+            return False
         counts = self._by_shard(npart)
         if counts == self.pooled:
             if complete:
@@ -196,7 +222,12 @@ class PoolCoordinator:
         """Every shard's counts at a replay round, for the workers (rounds.RoundReader)."""
         if self._producer is None:
             self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
-        value = topics.pooled_value(topics.Pooled(round_id, dict(enumerate(counts))))
+        moves: list = []
+        offsets: dict[int, int] = {}
+        if self.cfg.learning.join_after:
+            moves = self._joined(round_id, len(counts))
+            offsets = {p: t.offset for p, t in self.counts.items()}
+        value = topics.pooled_value(topics.Pooled(round_id, dict(enumerate(counts)), moves=moves, offsets=offsets))
         if len(value) > topics.MAX_POOLED_BYTES:
             if self.skipped_counter is not None:
                 self.skipped_counter.inc()
@@ -206,15 +237,51 @@ class PoolCoordinator:
                 len(value),
                 topics.MAX_POOLED_BYTES,
             )
-            value = topics.pooled_value(topics.Pooled(round_id, {}, skipped=True))
+            value = topics.pooled_value(topics.Pooled(round_id, {}, skipped=True, moves=moves, offsets=offsets))
         self._producer.send(self.topic, key=topics.POOL_KEY, value=value).get(timeout=60)
         self.last_replay_round = round_id
         self.pooled = counts
-        self.rounds = 0
+        self.rounds = 1 if round_id.startswith(OWN_ROUND) else 0  # its own round is the first of the end's
         self._last_round = time.monotonic()
         if self.rounds_counter is not None:
             self.rounds_counter.inc()
         log.info("pooled replay round %s (%d shards)", round_id, len(counts))
+
+    def _joined(self, round_id: str, total: int) -> list:
+        """The joins of a replay round, decided from every partition's report of it, as
+        one router decides them from the events (joins.py). The coordinator's ``Joins`` is
+        written before the round's pooled record: one that takes over after a crash
+        between the two uses the moves written, not its own second decision."""
+        saved = self.joins_saved
+        if self._joins is None:
+            self._joins = Joins(total, self.cfg.learning.join_after)
+            if saved is not None and saved.state:
+                self._joins.restore(saved.state)
+        if saved is not None and saved.round == round_id:
+            return list(saved.moves)
+        for p in sorted(self.counts):
+            seen = self.counts[p].seen
+            if seen is not None:
+                self._joins.add(seen)
+        moves = self._joins.decide()
+        state = self._joins.dump()
+        js = topics.JoinsState(round_id, state, moves)
+        value = topics.joins_value(js)
+        if len(value) > topics.MAX_POOLED_BYTES:
+            log.error(
+                "replay round %s: the group's joins are %d bytes compressed, over %d: kept here only "
+                "(a coordinator taking over starts them again)",
+                round_id,
+                len(value),
+                topics.MAX_POOLED_BYTES,
+            )
+            value = topics.joins_value(topics.JoinsState(round_id, b"", moves))
+        assert self._producer is not None
+        self._producer.send(self.topic, key=topics.JOINS_KEY, value=value).get(timeout=60)
+        self.joins_saved = js
+        if moves:
+            log.info("replay round %s: %d registered domains join another's shard", round_id, len(moves))
+        return moves
 
     def _complete_round(self, round_id: str, latest: list, npart: int) -> None:
         """A replay that stopped between the markers of a round (killed, say) left some
@@ -239,6 +306,25 @@ class PoolCoordinator:
                 ).get(timeout=60)
                 self._completed.add((round_id, p))
                 log.warning("replay round %s: partition %d never got its marker; written now", round_id, p)
+
+    def _place_round(self, npart: int, ends: dict[int, int]) -> None:
+        """A round marker into every partition (with joins): pooled as a replay's are."""
+        if self._producer is None:
+            self._producer = clients.producer(self.cfg, linger_ms=0, retries=10)
+        self._placed += 1
+        value = f"{OWN_ROUND}{self._run_id}/{self._placed}".encode()
+        sent = [
+            self._producer.send(
+                self.cfg.kafka.pages_topic, key=b"", value=value, partition=p, headers=topics.ROUND_HEADERS
+            )
+            for p in range(npart)
+        ]
+        self._producer.flush()
+        for f in sent:
+            f.get(timeout=0)
+        self._after = sum(ends.values()) + npart
+        self._last_round = time.monotonic()
+        log.info("round %s placed (joins: every pool point is a round)", value.decode())
 
     def _due(self, records: int) -> bool:
         """A periodic round is due while the group is busy: by records, or by time."""

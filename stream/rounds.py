@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from dustonline.config import Config
+from dustonline.events.event import FetchEvent
 from dustonline.learner.shards import shard_count
 
 from . import clients, topics
@@ -76,9 +77,17 @@ class RoundPlacer:
 
     def finish(self) -> None:
         """The replay is over (or failed): the coordinator may place rounds again, past
-        the records this replay covered."""
+        the records this replay covered. With joins, a last round marker first: `learn`
+        learns a joined domain's held events and joins at the end of its input, and a
+        group can only at a point every partition's log has."""
         if not self.active or self.transfer is None:
             return
+        if self.cfg.learning.join_after:
+            self.flush_pack()
+            self.placed += 1
+            value = f"{self.run}/{self.placed}".encode()
+            for p in range(self.npart):
+                self.prod.send(self.topic, key=b"", value=value, partition=p, headers=topics.ROUND_HEADERS)
         self.prod.flush()
         from kafka import TopicPartition
 
@@ -104,6 +113,7 @@ class RoundReader:
     def __init__(self, cfg: Config, transfer_topic: str, on_new: Callable[[], object]):
         self.cfg, self.topic, self.on_new = cfg, transfer_topic, on_new
         self._pools: OrderedDict[str, topics.Pooled] = OrderedDict()
+        self._handovers: dict[tuple[str, str], bytes] = {}  # (round id, domain) -> its URLs handed over
         self._thread: threading.Thread | None = None
         self._until = 0.0  # the replay's Placer: it places the derivation points until then
 
@@ -115,6 +125,11 @@ class RoundReader:
 
     def get(self, round_id: str) -> topics.Pooled | None:
         return self._pools.get(round_id)
+
+    def handover(self, round_id: str, site: str) -> list[FetchEvent] | None:
+        """The URLs of ``site`` handed over at round ``round_id``; None until they arrive."""
+        value = self._handovers.get((round_id, site))
+        return topics.handover_of(value) if value is not None else None
 
     def start(self) -> None:
         """Idempotent; the thread lives as long as the worker (a daemon)."""
@@ -145,6 +160,10 @@ class RoundReader:
             except ValueError as e:
                 log.error("transfer topic offset %d: not a replay's placer (%s); skipped", rec.offset, e)
             return
+        if rec.key is not None and rec.key.startswith(topics.HANDOVER_PREFIX) and rec.value is not None:
+            self._handovers[topics.handover_of_key(rec.key)] = rec.value
+            self.on_new()
+            return
         if rec.key != topics.POOL_KEY or not rec.value:
             return
         try:
@@ -155,5 +174,7 @@ class RoundReader:
         self._pools[pooled.round] = pooled
         self._pools.move_to_end(pooled.round)
         while len(self._pools) > KEEP:
-            self._pools.popitem(last=False)
+            gone, _ = self._pools.popitem(last=False)
+            for key in [k for k in self._handovers if k[0] == gone]:
+                del self._handovers[key]
         self.on_new()

@@ -31,6 +31,7 @@ import msgspec
 from dustonline.config import Config
 from dustonline.events.event import FetchEvent
 from dustonline.events.routing import site_key
+from dustonline.learner.records import Move, RoundSeen
 from dustonline.rules.ruleset import Rule, encode_rule
 
 _json = msgspec.json.Encoder()
@@ -103,6 +104,7 @@ class Transfer(msgspec.Struct):
     offset: int
     counts: dict[int, Counts]
     round: str = ""
+    seen: RoundSeen | None = None  # at a round marker, with joins: what the round's events said (joins.py)
 
 
 class Pooled(msgspec.Struct):
@@ -112,6 +114,8 @@ class Pooled(msgspec.Struct):
     round: str
     counts: dict[int, Counts]
     skipped: bool = False
+    moves: list[Move] = []  # the round's joins, in the order they apply (joins.py)
+    offsets: dict[int, int] = {}  # with moves: each partition's round marker
 
 
 class Placer(msgspec.Struct):
@@ -125,6 +129,43 @@ class Placer(msgspec.Struct):
 
 POOL_KEY = b"pool"
 PLACER_KEY = b"placer"
+JOINS_KEY = b"joins"  # the coordinator's joins as of a round (pool.py)
+HANDOVER_PREFIX = b"handover/"  # + round id + "/" + domain: a joined domain's URLs handed over
+
+
+class JoinsState(msgspec.Struct):
+    """The coordinator's ``Joins`` after deciding ``round``, with its ``moves``: written
+    before the round's pooled record, so a coordinator that takes over mid-round decides
+    the same."""
+
+    round: str
+    state: bytes
+    moves: list[Move]
+
+
+def joins_value(js: JoinsState) -> bytes:
+    return _gz(msgspec.msgpack.encode(js))
+
+
+def joins_of(value: bytes) -> JoinsState:
+    return msgspec.msgpack.decode(_ungz(value), type=JoinsState)
+
+
+def handover_key(round_id: str, site: str) -> bytes:
+    return HANDOVER_PREFIX + f"{round_id}/{site}".encode()
+
+
+def handover_of_key(key: bytes) -> tuple[str, str]:
+    round_id, _, site = key[len(HANDOVER_PREFIX) :].decode().rpartition("/")
+    return round_id, site
+
+
+def handover_value(events: list[FetchEvent]) -> bytes:
+    return _gz(msgspec.msgpack.encode(events))
+
+
+def handover_of(value: bytes) -> list[FetchEvent]:
+    return msgspec.msgpack.decode(_ungz(value), type=list[FetchEvent])
 
 
 def _gz(data: bytes) -> bytes:
@@ -156,8 +197,8 @@ def transfer_key(p: int) -> bytes:
     return str(p).encode()
 
 
-def transfer_value(p: int, offset: int, counts, round_id: str = "") -> bytes:
-    return _gz(_json.encode(Transfer(p, offset, dict(counts), round_id)))
+def transfer_value(p: int, offset: int, counts, round_id: str = "", seen: RoundSeen | None = None) -> bytes:
+    return _gz(_json.encode(Transfer(p, offset, dict(counts), round_id, seen)))
 
 
 def transfer_of(value: bytes) -> Transfer:

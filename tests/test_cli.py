@@ -136,18 +136,6 @@ def test_bad_config_fails_fast_with_what_to_fix(tmp_path):
     assert "learning.min_supp must be >= 1" in p.stderr and "learning.k must be >= 2" in p.stderr
 
 
-def test_a_worker_refuses_joins_it_does_not_carry_out(tmp_path):
-    """learning.join_after across partitions is embedded learn's for now: a worker on
-    several says so and what to change (one partition joins: test_worker.py)."""
-    cfg = tmp_path / "joins.yaml"
-    cfg.write_text("learning:\n  shards: 4\n  join_after: 3\n")
-    p = run("worker", "--config", cfg, check=False)
-    assert p.returncode == 2 and "learning.join_after is carried out on a pages topic of one partition" in p.stderr
-    assert "kafka.partitions is 4" in p.stderr
-    p = run("learn", "-", "--rules-out", tmp_path / "r.jsonl", "--config", cfg, input="", check=False)
-    assert p.returncode == 0, p.stderr
-
-
 def test_missing_rules_file_is_a_clear_error(tmp_path):
     p = run("canonicalize", "--rules", tmp_path / "nope.jsonl", input="http://a.com/\n", check=False)
     assert p.returncode == 2 and "cannot read rules file" in p.stderr

@@ -15,6 +15,7 @@ import gzip
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -399,6 +400,80 @@ def test_one_partition_joins_a_site_on_two_domains_as_learn_does(kafka_broker, t
     want = RuleSet(ref.rules())
     assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
     assert "learner restored at offset" in w.tail(10_000)
+
+
+@pytest.mark.parametrize("partitions", [2, 4])
+def test_partitions_join_a_site_on_two_domains_as_learn_does(kafka_broker, tmp_path, workers, partitions):
+    """Issue 18: shards 4 and `learning.join_after` 3 on 2 and 4 partitions, the replay
+    placing a round every 300 events and one at its end. The coordinator decides the
+    joins from every partition's report of the round; the partition a domain leaves
+    hands its URLs over on the transfer topic; the one it joins reads the domain's later
+    events from its home partition at each round. Killed -9 mid-stream, the group ends
+    with `learn`'s rules record for record and each partition's learner statistics."""
+    stream = list(generate(GenConfig(seed=3, sites=8, pages=1500, families=("domain", "www"), dup_rate=0.5)))
+    events, rest = split_by_page(stream, 0.7)
+    held_out = sorted({ev.url for ev, _ in rest})
+    path = tmp_path / "two-domains.jsonl.gz"
+    with gzip.open(path, "wb") as f:
+        for ev in events:
+            f.write(msgspec.json.encode(ev.to_json()) + b"\n")
+    learning = {"min_freq": 3, "min_supp": 3, "shards": 4, "join_after": 3, "pool_every": 300}
+    cfg = service_config(
+        kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0, idle_flush_seconds=0.2
+    )
+    c = load_config(cfg)
+    import threading
+
+    from dustonline_stream.admin import ensure_topics
+
+    ensure_topics(c)
+    w = workers(cfg)
+    wait_until(lambda: len((w.state() or {}).get("assigned", ())) == partitions, 120, "the partitions assigned", [w])
+    writer = threading.Thread(target=lambda: replay([str(path)], c, rate=400), daemon=True)
+    writer.start()
+    wait_until(learned_at_least([w], len(events) // 2), 180, "half of the stream learned", [w])
+    w.kill9()
+    w.start()
+    writer.join(120)
+    wait_until(learned_all([w], partitions, len(events)), 240, "the restarted worker to finish", [w])
+    ref, got = assert_group_equals_embedded(cfg, events, partitions, [w])
+    one = embedded(cfg, events, None)
+    assert list(map(encode_rule, one.rules())) == list(map(encode_rule, ref.rules()))
+    assert ref.summary()["joined"] >= 2
+    assert sum(s["relearned"] for s in partitions_state([w]).values()) == ref.summary()["relearned"] > 0
+    want = RuleSet(ref.rules())
+    assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
+    assert "join another's shard" in w.tail(100_000)
+
+
+def test_a_group_fed_by_a_crawler_joins_at_rounds_of_its_own_and_learns_every_event(kafka_broker, tmp_path, workers):
+    """No replay places rounds: with `learning.join_after` the coordinator makes its
+    periodic pools rounds, so the group still decides joins and reads a joined domain's
+    later events from its home partition. Every event is learned once (none skipped
+    where it arrives and never read), and URLs are handed over."""
+    from dustonline_stream.admin import ensure_topics
+    from dustonline_stream.topics import page_key, page_value
+
+    stream = list(generate(GenConfig(seed=3, sites=8, pages=1500, families=("domain", "www"), dup_rate=0.5)))
+    learning = {"min_freq": 3, "min_supp": 3, "shards": 4, "join_after": 3, "pool_every": 400}
+    cfg = service_config(kafka_broker, tmp_path, partitions=2, learning=learning, pool_every_seconds=1.0)
+    c = load_config(cfg)
+    ensure_topics(c)
+    w = workers(cfg)
+    wait_until(lambda: len((w.state() or {}).get("assigned", ())) == 2, 120, "the partitions assigned", [w])
+    prod = KafkaProducer(bootstrap_servers=kafka_broker, acks="all")
+    for i, (ev, _) in enumerate(stream):
+        prod.send(c.kafka.pages_topic, key=page_key(ev.url), value=page_value(ev))
+        if i % 200 == 0:
+            prod.flush()
+            time.sleep(0.1)  # a crawler's pace: the coordinator's rounds fall between fetches
+    prod.flush()
+    prod.close()
+    wait_until(learned_all([w], 2, len(stream)), 240, "every event learned", [w])
+    st = partitions_state([w])
+    assert sum(s["events"] for s in st.values()) == len(stream)
+    assert all(s["joined"] >= 1 for s in st.values()) and sum(s["relearned"] for s in st.values()) > 0
+    assert "joins: every pool point is a round" in w.tail(100_000)
 
 
 def test_a_topic_that_cannot_hold_the_shards_stops_the_worker_saying_why(kafka_broker, stream_data, tmp_path, workers):

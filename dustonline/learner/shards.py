@@ -14,9 +14,11 @@ parallelism. ``learning.shards: 0`` is one shard per partition (one learner for
 ``dustonline learn``): rules then depend on the partition count.
 
 A site on two registered domains is two sites here unless both hash to one shard; with
-``learning.join_after`` a group that pools itself (embedded) joins them at rounds
-(joins.py): the domain moves, with the URLs its shard holds, to the other's shard.
-"""
+``learning.join_after`` they are joined at rounds (joins.py): the domain moves, with the
+URLs its shard holds, to the other's shard. A group that pools itself (embedded) decides
+the joins; a worker group's partition reports its rounds to the coordinator, which
+decides them, and reads a domain joined to its shards from the domain's home partition
+(``partitions``, docs/DESIGN.md §4)."""
 
 from __future__ import annotations
 
@@ -249,6 +251,7 @@ class ShardGroup:
         rounds: bool,
         root: Store | None = None,
         partitions: int = 0,
+        state: Store | None = None,
     ):
         self.total = total
         self.root = root  # the store the shards' namespaces are in, if they are (Store.namespace)
@@ -284,9 +287,10 @@ class ShardGroup:
         # a partition of a worker group of ``partitions`` partitions reports its rounds to
         # the coordinator, which decides the joins (docs/DESIGN.md §4)
         self.reports: PartitionJoins | None = None
+        self._state: Store | None = root if root is not None else state  # where reports are kept (not closed here)
         if partitions > 1 and config.learning.join_after and not self.rounds:
             self.reports = PartitionJoins(partitions)
-            saved = root.table("joins").get("partition") if root is not None else None
+            saved = self._state.table("joins").get("partition") if self._state is not None else None
             if saved is not None:
                 self.reports.restore(saved[0])
                 self.relearned = {s: [e, i] for s, e, i in saved[1]}
@@ -409,6 +413,9 @@ class ShardGroup:
             if dst is not None and dst in self._index:
                 self.held.setdefault(dst, []).append((home, ev))
 
+    def holds(self, shard: int) -> bool:
+        return shard in self._index
+
     def moved_here(self, m: Move, offsets: dict[int, int]) -> None:
         """Keep ``reports.incoming`` after move ``m`` at a round whose markers are at
         ``offsets`` (per partition): a domain joined here is read from its home
@@ -494,11 +501,11 @@ class ShardGroup:
         return total
 
     def checkpoint(self) -> None:
+        if self.reports is not None and self._state is not None:  # before the learners sync the store
+            relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
+            self._state.table("joins")["partition"] = [self.reports.dump(), relearned]
         for lrn in self.learners:
             lrn.checkpoint()
-        if self.root is not None and self.reports is not None:
-            relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
-            self.root.table("joins")["partition"] = [self.reports.dump(), relearned]
         if self.root is not None and self.joins is not None:
             relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
             self.root.table("joins")["state"] = [self.joins.dump(), relearned, _held_bytes(self.held)]
