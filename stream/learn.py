@@ -355,20 +355,20 @@ class LearnAgent:
             return True
         while ps.moves_done < len(pooled.moves):
             m = pooled.moves[ps.moves_done]
+            arrived = None
             if lrn.holds(m.dst) and not lrn.holds(m.src):
-                handed = self.rounds.handover(round_id, m.site)
-                if handed is None:
+                arrived = self.rounds.handover(round_id, m.site)
+                if arrived is None:
                     return False
-            handed, changes = lrn.take(m)
+            handed, changes = lrn.take(m)  # nothing to take unless the source shard is here
             self.outputs.partials(self.partials_topic, changes)
             if lrn.holds(m.src):
                 self.outputs.handover(self.transfer_topic, round_id, m.site, handed)
                 self.outputs.deliver()
-                if lrn.holds(m.dst):  # within the partition: as it would arrive
-                    handed = topics.handover_of(topics.handover_value(handed))
-            elif lrn.holds(m.dst):
-                handed = self.rounds.handover(round_id, m.site) or []
-            self.outputs.partials(self.partials_topic, lrn.give(m, handed))
+                if lrn.holds(m.dst):  # within the partition: as it would arrive (none past the limit)
+                    value = topics.handover_value(handed)
+                    arrived = topics.handover_of(value) if len(value) <= topics.MAX_POOLED_BYTES else []
+            self.outputs.partials(self.partials_topic, lrn.give(m, arrived or []))
             lrn.moved_here(m, pooled.offsets)
             ps.moves_done += 1
         return True

@@ -372,21 +372,41 @@ def test_shards_learn_one_rule_set_on_any_partition_count(kafka_broker, stream_d
     assert "learner restored at offset" in w.tail(10_000)
 
 
-def test_one_partition_joins_a_site_on_two_domains_as_learn_does(kafka_broker, tmp_path, workers):
-    """A site answering on two registered domains, shards 4 and `learning.join_after`
-    3: a worker on one partition (its shards pool and join among themselves) joins the
-    domains where `dustonline learn` does, holds their events to the next round, and is
-    killed -9 mid-stream: the joins and held events come back from the changelog, and
-    the rules are `learn`'s record for record (and `learn --partitions 4`'s)."""
+@pytest.fixture(scope="module")
+def two_domain_stream(tmp_path_factory):
+    """Sites that also answer on another registered domain (and on `www`): what joins
+    are for. The fetches of 70% of the pages, and URLs of the other 30%."""
     stream = list(generate(GenConfig(seed=3, sites=8, pages=1500, families=("domain", "www"), dup_rate=0.5)))
     events, rest = split_by_page(stream, 0.7)
     held_out = sorted({ev.url for ev, _ in rest})
-    path = tmp_path / "two-domains.jsonl.gz"
+    path = tmp_path_factory.mktemp("two-domains") / "train.jsonl.gz"
     with gzip.open(path, "wb") as f:
         for ev in events:
             f.write(msgspec.json.encode(ev.to_json()) + b"\n")
-    learning = {"min_freq": 3, "min_supp": 3, "shards": 4, "join_after": 3, "pool_every": 500}
-    cfg = service_config(kafka_broker, tmp_path, partitions=1, learning=learning)
+    return path, events, held_out
+
+
+JOINS = {"min_freq": 3, "min_supp": 3, "shards": 4, "join_after": 3, "pool_every": 300}
+
+
+def assert_joins_as_learn(cfg, events, held_out, partitions: int, workers) -> None:
+    """`learn`'s rules record for record, each partition's learner statistics, URLs
+    handed over as `learn` hands them over, and `learn`'s key for every held-out URL."""
+    ref, got = assert_group_equals_embedded(cfg, events, partitions, workers)
+    one = embedded(cfg, events, None)
+    assert list(map(encode_rule, one.rules())) == list(map(encode_rule, ref.rules()))
+    assert ref.summary()["joined"] >= 2
+    assert sum(s["relearned"] for s in partitions_state(workers).values()) == ref.summary()["relearned"] > 0
+    want = RuleSet(ref.rules())
+    assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
+
+
+def test_one_partition_joins_a_site_on_two_domains_as_learn_does(kafka_broker, two_domain_stream, tmp_path, workers):
+    """One partition holds every shard, which pool and join among themselves as `learn`'s
+    do, rounds every 500 events: killed -9 mid-stream, the joins and held events come
+    back from the changelog, and the rules are `learn`'s record for record."""
+    path, events, held_out = two_domain_stream
+    cfg = service_config(kafka_broker, tmp_path, partitions=1, learning={**JOINS, "pool_every": 500})
     replay([str(path)], load_config(cfg))
     w = workers(cfg)
     wait_until(learned_at_least([w], len(events) // 2), 180, "half of the stream learned", [w])
@@ -403,23 +423,18 @@ def test_one_partition_joins_a_site_on_two_domains_as_learn_does(kafka_broker, t
 
 
 @pytest.mark.parametrize("partitions", [2, 4])
-def test_partitions_join_a_site_on_two_domains_as_learn_does(kafka_broker, tmp_path, workers, partitions):
+def test_partitions_join_a_site_on_two_domains_as_learn_does(
+    kafka_broker, two_domain_stream, tmp_path, workers, partitions
+):
     """Issue 18: shards 4 and `learning.join_after` 3 on 2 and 4 partitions, the replay
     placing a round every 300 events and one at its end. The coordinator decides the
     joins from every partition's report of the round; the partition a domain leaves
     hands its URLs over on the transfer topic; the one it joins reads the domain's later
     events from its home partition at each round. Killed -9 mid-stream, the group ends
     with `learn`'s rules record for record and each partition's learner statistics."""
-    stream = list(generate(GenConfig(seed=3, sites=8, pages=1500, families=("domain", "www"), dup_rate=0.5)))
-    events, rest = split_by_page(stream, 0.7)
-    held_out = sorted({ev.url for ev, _ in rest})
-    path = tmp_path / "two-domains.jsonl.gz"
-    with gzip.open(path, "wb") as f:
-        for ev in events:
-            f.write(msgspec.json.encode(ev.to_json()) + b"\n")
-    learning = {"min_freq": 3, "min_supp": 3, "shards": 4, "join_after": 3, "pool_every": 300}
+    path, events, held_out = two_domain_stream
     cfg = service_config(
-        kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0, idle_flush_seconds=0.2
+        kafka_broker, tmp_path, partitions=partitions, learning=JOINS, pool_every_seconds=2.0, idle_flush_seconds=0.2
     )
     c = load_config(cfg)
     import threading
@@ -436,14 +451,44 @@ def test_partitions_join_a_site_on_two_domains_as_learn_does(kafka_broker, tmp_p
     w.start()
     writer.join(120)
     wait_until(learned_all([w], partitions, len(events)), 240, "the restarted worker to finish", [w])
-    ref, got = assert_group_equals_embedded(cfg, events, partitions, [w])
-    one = embedded(cfg, events, None)
-    assert list(map(encode_rule, one.rules())) == list(map(encode_rule, ref.rules()))
-    assert ref.summary()["joined"] >= 2
-    assert sum(s["relearned"] for s in partitions_state([w]).values()) == ref.summary()["relearned"] > 0
-    want = RuleSet(ref.rules())
-    assert [got.canonicalize(u) for u in held_out] == [want.canonicalize(u) for u in held_out]
+    assert_joins_as_learn(cfg, events, held_out, partitions, [w])
     assert "join another's shard" in w.tail(100_000)
+
+
+def test_joined_domains_through_a_rebalance(kafka_broker, two_domain_stream, tmp_path, workers):
+    """Two workers on 4 partitions with joins; one leaves mid-stream and the other takes
+    its partitions over from their changelog (handovers waited for, segments read and
+    round inputs included): `learn`'s rules and statistics."""
+    path, events, held_out = two_domain_stream
+    cfg = service_config(kafka_broker, tmp_path, partitions=4, learning=JOINS)
+    replay([str(path)], load_config(cfg))
+    a, b = workers(cfg, "a"), workers(cfg, "b")
+
+    def both_working():
+        sa, sb = a.state(), b.state()
+        return bool(
+            sa and sb and sa["assigned"] and sb["assigned"] and any(s["events"] for s in sb["partitions"].values())
+        )
+
+    wait_until(both_working, 180, "both workers to own partitions and learn", [a, b])
+    b.stop()
+    wait_until(learned_all([a], 4, len(events)), 240, "the remaining worker to finish", [a, b])
+    assert_joins_as_learn(cfg, events, held_out, 4, [a])
+
+
+def test_joined_domains_through_a_broker_restart(kafka_broker, two_domain_stream, tmp_path, workers):
+    path, events, held_out = two_domain_stream
+    cfg = service_config(kafka_broker, tmp_path, partitions=2, learning=JOINS)
+    replay([str(path)], load_config(cfg))
+    w = workers(cfg)
+    wait_until(learned_at_least([w], len(events) // 4), 180, "a quarter of the stream learned", [w])
+    kafka = ["bash", str(SCRIPTS / "kafka.sh")]
+    subprocess.run(kafka + ["stop"], check=True, capture_output=True, timeout=120)
+    subprocess.run(kafka + ["start"], check=True, capture_output=True, timeout=300)
+    if not w.alive():
+        w.start()
+    wait_until(learned_all([w], 2, len(events)), 300, "the worker to finish after the broker restart", [w])
+    assert_joins_as_learn(cfg, events, held_out, 2, [w])
 
 
 def test_a_group_fed_by_a_crawler_joins_at_rounds_of_its_own_and_learns_every_event(kafka_broker, tmp_path, workers):
