@@ -292,8 +292,7 @@ class LearnAgent:
         if msg.timestamp:
             m.delay.observe(max(0.0, time.time() - msg.timestamp))
         if topics.is_batch(msg.headers):  # JSON lines: (value, line number) each
-            lines = (line for line in (msg.value or b"").split(b"\n") if line.strip())
-            values = [(line, i) for i, line in enumerate(lines)]
+            values = [(line, i) for i, line in enumerate(_batch_lines(msg.value))]
         else:
             values = [(msg.value, None)]
         for value, line in values:
@@ -363,11 +362,10 @@ class LearnAgent:
             handed, changes = lrn.take(m)  # nothing to take unless the source shard is here
             self.outputs.partials(self.partials_topic, changes)
             if lrn.holds(m.src):
-                self.outputs.handover(self.transfer_topic, round_id, m.site, handed)
+                sent = self.outputs.handover(self.transfer_topic, round_id, m.site, handed)
                 self.outputs.deliver()
-                if lrn.holds(m.dst):  # within the partition: as it would arrive (none past the limit)
-                    value = topics.handover_value(handed)
-                    arrived = topics.handover_of(value) if len(value) <= topics.MAX_POOLED_BYTES else []
+                if lrn.holds(m.dst):  # within the partition: as it would arrive
+                    arrived = sent
             self.outputs.partials(self.partials_topic, lrn.give(m, arrived or []))
             lrn.moved_here(m, pooled.offsets)
             ps.moves_done += 1
@@ -405,11 +403,7 @@ class LearnAgent:
             wanted = {site: start for site, start in r.incoming.items() if r.home(site) == h}
             held = []
             for off, value, headers in records:
-                if topics.is_batch(headers):
-                    values = [line for line in (value or b"").split(b"\n") if line.strip()]
-                else:
-                    values = [value]
-                for v in values:
+                for v in _batch_lines(value) if topics.is_batch(headers) else [value]:
                     try:
                         ev = parse_message(v, self.cfg.input.max_url_length)
                     except BadEvent:
@@ -597,6 +591,11 @@ def read_segments(cfg: Config, topic: str, starts: dict[int, int], round_id: str
     finally:
         c.close()
     return out
+
+
+def _batch_lines(value: bytes | None) -> list[bytes]:
+    """The events of a batch message (header dustonline-format: jsonl): its non-blank lines."""
+    return [line for line in (value or b"").split(b"\n") if line.strip()]
 
 
 def _route(url: str, partitions: int) -> int:

@@ -100,10 +100,10 @@ class Outputs:
         self.send(topic, topics.transfer_key(p), value)
         return True
 
-    def handover(self, topic: str, round_id: str, site: str, events) -> None:
-        """A joined domain's URLs, handed over by the partition it leaves (joins.py). Past
-        the size limit none go (logged and counted): the shard it joins learns its
-        events from then on, not what came before."""
+    def handover(self, topic: str, round_id: str, site: str, events: list) -> list:
+        """A joined domain's URLs, handed over by the partition it leaves (joins.py); returns
+        those sent. Past the size limit none go (logged and counted): the shard it joins
+        learns its events from then on, not what came before."""
         value = topics.handover_value(events)
         if len(value) > topics.MAX_POOLED_BYTES:
             self.metrics.pool_skipped.inc()
@@ -115,8 +115,10 @@ class Outputs:
                 len(value),
                 topics.MAX_POOLED_BYTES,
             )
-            value = topics.handover_value([])
+            events = []
+            value = topics.handover_value(events)
         self.send(topic, topics.handover_key(round_id, site), value)
+        return events
 
     def flush_marker(self, topic: str, p: int) -> None:
         """Into the partition itself, so rules are derived at a point of the log."""

@@ -106,6 +106,29 @@ def replayed(broker, path, tmp_path, partitions: int):
     return cfg
 
 
+def replayed_through_kill9(cfg, path, n_events: int, partitions: int, workers, rate: float, kill_at: int):
+    """The worker runs while the replay writes at ``rate`` events a second; killed -9 once
+    it learned ``kill_at`` events, restarted, and left to learn to the end. Returns the
+    worker and the replay's summary."""
+    import threading
+
+    from dustonline_stream.admin import ensure_topics
+
+    c = load_config(cfg)
+    ensure_topics(c)
+    w = workers(cfg)
+    wait_until(lambda: len((w.state() or {}).get("assigned", ())) == partitions, 120, "the partitions assigned", [w])
+    sent: dict = {}
+    writer = threading.Thread(target=lambda: sent.update(replay([str(path)], c, rate=rate)), daemon=True)
+    writer.start()
+    wait_until(learned_at_least([w], kill_at), 180, f"{kill_at} events learned", [w])
+    w.kill9()
+    w.start()
+    writer.join(120)
+    wait_until(learned_all([w], partitions, n_events), 240, "the restarted worker to finish", [w])
+    return w, sent
+
+
 def assert_group_equals_embedded(cfg, events, partitions: int, workers):
     """The subscribed rules and each partition's learner statistics equal those of
     `learn --partitions N` on the same events; returns (embedded learner, rule set)."""
@@ -436,21 +459,7 @@ def test_partitions_join_a_site_on_two_domains_as_learn_does(
     cfg = service_config(
         kafka_broker, tmp_path, partitions=partitions, learning=JOINS, pool_every_seconds=2.0, idle_flush_seconds=0.2
     )
-    c = load_config(cfg)
-    import threading
-
-    from dustonline_stream.admin import ensure_topics
-
-    ensure_topics(c)
-    w = workers(cfg)
-    wait_until(lambda: len((w.state() or {}).get("assigned", ())) == partitions, 120, "the partitions assigned", [w])
-    writer = threading.Thread(target=lambda: replay([str(path)], c, rate=400), daemon=True)
-    writer.start()
-    wait_until(learned_at_least([w], len(events) // 2), 180, "half of the stream learned", [w])
-    w.kill9()
-    w.start()
-    writer.join(120)
-    wait_until(learned_all([w], partitions, len(events)), 240, "the restarted worker to finish", [w])
+    w, _ = replayed_through_kill9(cfg, path, len(events), partitions, workers, rate=400, kill_at=len(events) // 2)
     assert_joins_as_learn(cfg, events, held_out, partitions, [w])
     assert "join another's shard" in w.tail(100_000)
 
@@ -791,22 +800,7 @@ def test_replay_rounds_pool_where_learn_pools(kafka_broker, stream_data, tmp_pat
     cfg = service_config(
         kafka_broker, tmp_path, partitions=partitions, learning=learning, pool_every_seconds=2.0, idle_flush_seconds=0.2
     )
-    c = load_config(cfg)
-    import threading
-
-    from dustonline_stream.admin import ensure_topics
-
-    ensure_topics(c)
-    w = workers(cfg)
-    wait_until(lambda: len((w.state() or {}).get("assigned", ())) == partitions, 120, "the partitions assigned", [w])
-    sent: dict = {}
-    writer = threading.Thread(target=lambda: sent.update(replay([str(path)], c, rate=250)), daemon=True)
-    writer.start()  # about 8 s
-    wait_until(learned_at_least([w], len(events) // 3), 180, "a third of the stream learned", [w])
-    w.kill9()
-    w.start()
-    writer.join(120)
-    wait_until(learned_all([w], partitions, len(events)), 240, "the restarted worker to finish", [w])
+    w, sent = replayed_through_kill9(cfg, path, len(events), partitions, workers, rate=250, kill_at=len(events) // 3)
     ref, got = assert_group_equals_embedded(cfg, events, partitions, [w])
     if shards:
         one = embedded(cfg, events, None)

@@ -48,12 +48,15 @@ class RoundInputs:
 
     def take(self) -> RoundSeen:
         """The round's, and none kept."""
-        out = RoundSeen(sorted(self._pairs), sorted(self._events.items()))
+        out = self._seen()
         self._pairs, self._events = set(), {}
         return out
 
     def dump(self) -> bytes:
-        return msgspec.msgpack.encode(RoundSeen(sorted(self._pairs), sorted(self._events.items())))
+        return msgspec.msgpack.encode(self._seen())
+
+    def _seen(self) -> RoundSeen:
+        return RoundSeen(sorted(self._pairs), sorted(self._events.items()))
 
     def restore(self, raw: bytes) -> None:
         seen = msgspec.msgpack.decode(raw, type=RoundSeen)

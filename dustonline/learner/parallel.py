@@ -32,7 +32,7 @@ from ..rules.ruleset import Rule
 from ..rules.urls import host_of, site_of_host
 from .joins import Joins
 from .protocol import LearnerBase
-from .shards import POOL_ROUNDS, Partials, Rounds, shard_count, summed
+from .shards import POOL_ROUNDS, Partials, Rounds, held_in_order, shard_count, summed
 from .shared import Counts
 
 BATCH = 512  # events per message to a process: the pipe's cost per message is paid per batch
@@ -122,10 +122,8 @@ class ParallelLearner(LearnerBase):
         shards they joined, in ``ShardGroup.learn_held``'s order: those processes route
         them by the moves they were told."""
         held, self._held = self._held, {}
-        for dst in sorted(held):
-            buf = self._bufs[self._owner[dst]]
-            for _, ev in sorted(held[dst], key=lambda he: he[0]):
-                buf.append(ev)
+        for dst, ev in held_in_order(held):
+            self._bufs[self._owner[dst]].append(ev)
 
     def rules(self) -> list[Rule]:
         return self.merger.rules()

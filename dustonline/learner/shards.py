@@ -22,7 +22,7 @@ decides them, and reads a domain joined to its shards from the domain's home par
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
@@ -356,11 +356,9 @@ class ShardGroup:
             return []
         held, self.held = self.held, {}
         out: Partials = []
-        for dst in sorted(held):
+        for dst, ev in held_in_order(held):
             i = self._index.get(dst)
-            if i is None:
-                continue
-            for _, ev in sorted(held[dst], key=lambda he: he[0]):  # stable: arrival order within a shard
+            if i is not None:
                 out += self._learned(ev, i)
         return out
 
@@ -420,9 +418,8 @@ class ShardGroup:
         """Keep ``reports.incoming`` after move ``m`` at a round whose markers are at
         ``offsets`` (per partition): a domain joined here is read from its home
         partition past the marker; one that left is read no more."""
-        assert self.reports is not None
+        assert self.reports is not None  # (take and give recorded the move itself)
         r = self.reports
-        r.moved[m.site] = m.dst
         if m.dst in self._index:
             r.incoming[m.site] = offsets[r.home(m.site)] + 1
         else:
@@ -520,6 +517,15 @@ class ShardGroup:
 
 
 _HELD = list[tuple[int, list[tuple[int, FetchEvent]]]]
+
+
+def held_in_order(held: dict[int, list[tuple[int, FetchEvent]]]) -> Iterator[tuple[int, FetchEvent]]:
+    """Held events as every layout learns them (``ShardGroup.learn_held``): by the shard
+    they joined, then by home shard (the partition a worker reads them from), in arrival
+    order within it (a stable sort)."""
+    for dst in sorted(held):
+        for _, ev in sorted(held[dst], key=lambda he: he[0]):
+            yield dst, ev
 
 
 def _held_bytes(held: dict[int, list[tuple[int, FetchEvent]]]) -> bytes:
