@@ -54,12 +54,13 @@ class Learning(_Section):
     # 0 = only when the input ends or the group is quiet
     pool_every: int = 5_000
     # sites are learned in this many shards (learner/shards.py), whatever the partitions:
-    # any partition count dividing it learns the same rules; 0 = one per partition
-    shards: int = 0
+    # `learn`, `learn --partitions N` and a worker group on N partitions learn the same
+    # rules for any N dividing it; 0 = one per partition (N partitions learn almost what one does)
+    shards: int = 4
     # a registered domain whose URLs shared this many content digests with a domain on
     # another shard joins that shard at the next round (learner/joins.py: a site on two
-    # domains is then learned in one place); 0 = never. Embedded learn only, for now
-    join_after: int = 0
+    # domains is then learned in one place, in every layout); 0 = never
+    join_after: int = 3
 
     def __post_init__(self) -> None:
         if 0.5 <= self.confidence < 1.0:  # out of range: check() says so

@@ -111,9 +111,14 @@ def test_an_unfinished_run_is_resumed_only_by_the_same_command(stream, tmp_path)
     other.write_bytes(events.read_bytes()[:100_000].rpartition(b"\n")[0] + b"\n")
     p = learn(other, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet", check=False)
     assert p.returncode == 2 and "unfinished run" in p.stderr and "rerun that command" in p.stderr
-    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--partitions", "2", check=False)
-    assert p.returncode == 2 and "--partitions" in p.stderr
-    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet")
+    # another shard count learns other rules: refused
+    eight = tmp_path / "eight.yaml"
+    eight.write_text((d / "ck.yaml").read_text() + "learning:\n  shards: 8\n")
+    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--config", eight, check=False)
+    assert p.returncode == 2 and "4 shards (learning.shards" in p.stderr
+    # a partition count dividing the shards learns the same rules: it finishes the run
+    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--config", d / "ck.yaml",
+              "--partitions", "2", "--quiet")  # fmt: skip
     assert "resumed at record" in p.stderr
     assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
     # finished now: the next run continues the state with other input, and counts its own records
@@ -127,7 +132,7 @@ def counts_of(path) -> int:
 
 def test_partitioned_state_resumes_with_its_merged_rules(stream, tmp_path):
     d, events, _, _ = stream
-    base = [events, "--partitions", "3", "--config", d / "ck.yaml", "--quiet"]
+    base = [events, "--partitions", "2", "--config", d / "ck.yaml", "--quiet"]
     learn(*base, "--rules-out", tmp_path / "a.jsonl", "--state", tmp_path / "a")
     state = tmp_path / "b"
     _kill_after([*base, "--rules-out", tmp_path / "b.jsonl", "--state", state], state, 3 * EVERY, 0.2)

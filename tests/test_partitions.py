@@ -71,7 +71,8 @@ def events():
 
 
 def test_one_partition_is_the_plain_learner(events):
-    cfg = config_from_dict(CFG)
+    """Without shards (``learning.shards`` 0) a partition is one learner."""
+    cfg = config_from_dict({"learning": {**CFG["learning"], "shards": 0, "join_after": 0}})
     one = PartitionedLearner(cfg, 1)
     one.learn_many(events)
     plain = OnlineLearner(cfg)
@@ -167,7 +168,8 @@ def test_a_rewrite_rule_whose_clusters_are_on_several_partitions_is_learned_and_
 
     from dustonline import FetchEvent
 
-    cfg = config_from_dict({"learning": {"min_freq": 3, "min_supp": 3}})
+    # a learner per partition (no shards): pooling, not shards, makes them one
+    cfg = config_from_dict({"learning": {"min_freq": 3, "min_supp": 3, "shards": 0, "join_after": 0}})
     hosts: dict[int, list[str]] = {0: [], 1: []}
     for i in range(100):
         h = f"www.news{i}.com"
