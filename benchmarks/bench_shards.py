@@ -4,7 +4,7 @@ G beside one learner, on bench_core's stream, the two at once, one process per c
     python benchmarks/bench_shards.py                              # 1M events, G = 4
     python benchmarks/bench_shards.py --events 200000 --pool-every 5000,20000 --rounds 2
     python benchmarks/bench_shards.py --processes 2 --rounds 2     # the shards on two cores
-    python benchmarks/bench_shards.py --processes 2 --join-after 3 --families all  # joining domains (joins.py)
+    python benchmarks/bench_shards.py --processes 2 --families all  # joining domains (joins.py; --join-after 0: none)
 
 Why side by side: this machine's speed drifts by 2-3x over a day, and two runs one after
 the other differ by 5-10%, more than what is measured here; two runs at once meet the
@@ -88,9 +88,9 @@ def in_processes(
     return one, sharded
 
 
-def pair(events: Path, work: Path, shards: int, every: int, swap: bool) -> tuple[dict, dict]:
+def pair(events: Path, work: Path, shards: int, every: int, swap: bool, join_after: int) -> tuple[dict, dict]:
     """One learner and G shards at once; (one learner's figures, the shards')."""
-    sides = [{"shards": 0}, {"shards": shards, "pool_every": every}]
+    sides = [{"shards": 0}, {"shards": shards, "pool_every": every, "join_after": join_after}]
     if swap:
         sides.reverse()
     procs = []
@@ -121,7 +121,11 @@ def main() -> None:
     ap.add_argument("--pool-every", default="5000", help="learning.pool_every of the shards, comma-separated")
     ap.add_argument("--rounds", type=int, default=1, help="pairs per setting, sides swapped each time")
     ap.add_argument("--processes", type=int, default=0, help="learn the shards in this many processes (alone)")
-    ap.add_argument("--join-after", type=int, default=0, help="learning.join_after of the shards (with --processes)")
+    from dustonline.config import Config
+
+    ap.add_argument(
+        "--join-after", type=int, default=Config().learning.join_after, help="learning.join_after of the shards"
+    )
     ap.add_argument("--families", default="", help="the stream's alias families, comma-separated ('all': every one)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -150,7 +154,7 @@ def main() -> None:
         for every in everies:
             ratios = []
             for r in range(args.rounds):
-                one, sharded = pair(events, work, args.shards, every, swap=bool(r % 2))
+                one, sharded = pair(events, work, args.shards, every, swap=bool(r % 2), join_after=args.join_after)
                 ratio = sharded["seconds"] / one["seconds"]
                 ratios.append(ratio)
                 print(

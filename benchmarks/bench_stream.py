@@ -98,7 +98,9 @@ def embedded_rate(path: Path, cfg, partitions: int = 1) -> tuple[float, float, i
     from dustonline.runner import LearnRun
 
     c0 = cpu_seconds()
-    run = LearnRun([str(path)], cfg, partitions=partitions if partitions > 1 else None)
+    # in this process, as a worker learns its partitions: `learn` alone would run the
+    # shards on every core (learner/parallel.py), a speed no single worker is compared to
+    run = LearnRun([str(path)], cfg, partitions=partitions if partitions > 1 else None, processes=1)
     run.run(progress=False)
     cpu = cpu_seconds() - c0
     learner, secs = run.learner, run.seconds
@@ -292,7 +294,7 @@ def latency(args, host: str, tmp: Path) -> None:
     )
     cfg = load_config(cfg_path)
     # which event publishes each activation (the embedded learner on the same stream)
-    learner = PartitionedLearner(cfg, n) if n > 1 else OnlineLearner(cfg)
+    learner = PartitionedLearner(cfg, n) if n > 1 or cfg.learning.shards else OnlineLearner(cfg)
     trigger = {}
     for i, ev in enumerate(events):
         for r in learner.learn_one(ev):
