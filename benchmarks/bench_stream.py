@@ -122,7 +122,7 @@ def worker_rate(
         host,
         tmp,
         partitions=n,
-        learning={"pool_every": args.pool_every},
+        learning={"pool_every": args.pool_every, **args.learning_settings},
         checkpoint_every=args.checkpoint_every,
         idle_flush_seconds=0.2,
         **_fetch(args),
@@ -222,7 +222,11 @@ def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> 
         }
         n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
         rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt, peak))
-    cfg = load_config(service_config(host, tmp, partitions=args.workers, learning={"pool_every": args.pool_every}))
+    cfg = load_config(
+        service_config(
+            host, tmp, partitions=args.workers, learning={"pool_every": args.pool_every, **args.learning_settings}
+        )
+    )
     emb, emb_cpu, rules = embedded_rate(path, cfg, args.workers)
     for batch, rate, cpu_rate, st, n_ckpt, ckpt, peak in rows:
         print(
@@ -290,7 +294,7 @@ def latency(args, host: str, tmp: Path) -> None:
     path, events = stream_file(args.latency_events, 2, tmp)
     n = args.workers
     cfg_path = service_config(
-        host, tmp, partitions=n, learning={}, checkpoint_every=args.checkpoint_every, **_fetch(args)
+        host, tmp, partitions=n, learning=args.learning_settings, checkpoint_every=args.checkpoint_every, **_fetch(args)
     )
     cfg = load_config(cfg_path)
     # which event publishes each activation (the embedded learner on the same stream)
@@ -411,8 +415,23 @@ def main() -> None:
         help="measure the throughput this many times, workers and embedded learner in turn, and print the medians",
     )
     ap.add_argument("--skip-throughput", action="store_true")
+    ap.add_argument(
+        "--learning",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a learning setting for both sides, repeatable (e.g. shards=0 join_after=0: one learner per partition)",
+    )
     ap.add_argument("--skip-latency", action="store_true")
     args = ap.parse_args()
+    import yaml
+
+    args.learning_settings = {}
+    for kv in args.learning:
+        key, eq, value = kv.partition("=")
+        if not eq:
+            ap.error(f"--learning {kv!r}: expected KEY=VALUE")
+        args.learning_settings[key] = yaml.safe_load(value)
     if args.rounds < 1:
         ap.error(f"--rounds must be at least 1, got {args.rounds}")
     host = broker()

@@ -126,6 +126,22 @@ def test_an_unfinished_run_is_resumed_only_by_the_same_command(stream, tmp_path)
     assert counts(p.stderr)["read"] == counts_of(other) and "run 2" in p.stderr
 
 
+def test_a_state_of_another_shard_count_is_continued_only_with_that_count(stream, tmp_path):
+    """A finished run's state holds its shards' learners: a run with another shard count
+    (one learner's state from before shards were the default, say) would start empty
+    learners beside them. It is refused, saying which setting continues it."""
+    d, events, _, _ = stream
+    one = tmp_path / "one.yaml"
+    one.write_text((d / "ck.yaml").read_text() + "learning:\n  shards: 0\n  join_after: 0\n")
+    state = tmp_path / "st"
+    learn(events, "--rules-out", tmp_path / "a.jsonl", "--state", state, "--config", one, "--quiet")
+    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet", check=False)
+    assert p.returncode == 2 and "one learner (no shards)" in p.stderr and "learning.shards: 0" in p.stderr
+    assert not (tmp_path / "b.jsonl").exists()
+    p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--config", one, "--quiet")
+    assert "run 2" in p.stderr
+
+
 def counts_of(path) -> int:
     return sum(1 for line in path.read_bytes().splitlines() if line.strip())
 

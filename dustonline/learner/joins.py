@@ -18,6 +18,8 @@ few numbers per domain; the URLs handed over are the learner's state, not a log.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from ..events.event import FetchEvent
@@ -30,6 +32,10 @@ MAX_DIGESTS = 1 << 20
 # a content on more domains than this is shared (a library, a pixel, an error page), not
 # a site's: it joins no more of them
 MAX_SPREAD = 4
+# ``save``: journal entries kept before the digests are written whole again, at least
+JOURNAL_MIN = 1 << 16
+# ``save``: digests per record of the whole (about 12 bytes each: a record far under 1 MB)
+BASE_CHUNK = 1 << 15
 
 
 class RoundInputs:
@@ -82,6 +88,9 @@ class Joins:
         self._digests: dict[int, int | list[int]] = {}  # digest hash -> the domains its URLs are on
         self._pairs: dict[tuple[int, int], int] = {}  # (domain, domain) on two shards -> digests shared
         self._round: set[tuple[int, int]] = set()  # (digest hash, domain) seen since the last round
+        self._journal: list[list[tuple[int, int]]] = []  # rounds taken in since the last ``save``
+        self._saved = [0, 0, 0]  # as saved: records of the whole, of the journal, journal entries
+        self.journal_min = JOURNAL_MIN
 
     def shard(self, site: str) -> int:
         s = self.moved.get(site)
@@ -118,29 +127,39 @@ class Joins:
         """The round's digests, by hash and then domain name: each new domain of a digest
         counts a pair with each domain on another shard that had it before."""
         names = self._names
-        for h, d in sorted(self._round, key=lambda hd: (hd[0], names[hd[1]])):
-            seen = self._digests.get(h)
-            if seen is None:
-                if len(self._digests) >= self.max_digests:
-                    self._forget_oldest()
-                self._digests[h] = d
+        taken = sorted(self._round, key=lambda hd: (hd[0], names[hd[1]]))
+        for h, d in taken:
+            others = self._note(h, d)
+            if others is None:
                 continue
-            if isinstance(seen, int):
-                if seen == d:
-                    continue
-                others = [seen]
-                self._digests[h] = [seen, d]
-            else:
-                if d in seen or len(seen) >= MAX_SPREAD:
-                    continue
-                others = list(seen)
-                seen.append(d)
             mine = self.shard(names[d])
             for o in others:
                 if self.shard(names[o]) != mine:
                     key = (o, d) if o < d else (d, o)
                     self._pairs[key] = self._pairs.get(key, 0) + 1
+        if taken:
+            self._journal.append(taken)
         self._round = set()
+
+    def _note(self, h: int, d: int) -> list[int] | None:
+        """Domain ``d`` has digest ``h``: the domains that had it before, when ``d`` is
+        new to it (None otherwise). What ``load`` replays, so it alone changes the digests."""
+        seen = self._digests.get(h)
+        if seen is None:
+            if len(self._digests) >= self.max_digests:
+                self._forget_oldest()
+            self._digests[h] = d
+            return None
+        if isinstance(seen, int):
+            if seen == d:
+                return None
+            self._digests[h] = [seen, d]
+            return [seen]
+        if d in seen or len(seen) >= MAX_SPREAD:
+            return None
+        others = list(seen)
+        seen.append(d)
+        return others
 
     def _forget_oldest(self) -> None:
         drop = [h for h, _ in zip(self._digests, range(max(1, self.max_digests // 4)))]
@@ -212,6 +231,12 @@ class Joins:
 
     def restore(self, raw: bytes) -> None:
         moved, partner, names, events, group, members, digests, pairs, now = msgspec.msgpack.decode(raw)
+        self._restore_head(moved, partner, names, events, group, members, pairs, now)
+        self._digests = {h: (v if isinstance(v, int) else list(v)) for h, v in digests}
+
+    def _restore_head(
+        self, moved: Any, partner: Any, names: Any, events: Any, group: Any, members: Any, pairs: Any, now: Any
+    ) -> None:
         self.moved = dict(moved)
         self.partner = dict(partner)
         self._names = list(names)
@@ -219,9 +244,65 @@ class Joins:
         self._events = list(events)
         self._group = list(group)
         self._members = {g: list(ms) for g, ms in members}
-        self._digests = {h: (v if isinstance(v, int) else list(v)) for h, v in digests}
         self._pairs = {(a, b): n for (a, b), n in pairs}
         self._round = {(h, d) for h, d in now}
+
+    def save(self, table: Any, key: str) -> None:
+        """What a checkpoint needs, into ``table`` (a store's) under keys starting with
+        ``key``, writing the digests of the rounds since the last save rather than all
+        of them: a worker checkpoints every few thousand events, and the digests grow to
+        a million. They go as a journal of each round's (digest, domain) pairs, which
+        ``load`` takes in again in order, and are written whole, in records of
+        ``BASE_CHUNK``, when the journal has outgrown twice their number."""
+        base, records, entries = self._saved
+        if entries + sum(len(r) for r in self._journal) > max(self.journal_min, 2 * len(self._digests)):
+            items = list(self._digests.items())
+            chunks = [items[i : i + BASE_CHUNK] for i in range(0, len(items), BASE_CHUNK)]
+            for i, chunk in enumerate(chunks):
+                table[f"{key}/base/{i}"] = msgspec.msgpack.encode(chunk)
+            for i in range(len(chunks), base):
+                del table[f"{key}/base/{i}"]
+            for i in range(records):
+                del table[f"{key}/journal/{i}"]
+            base, records, entries = len(chunks), 0, 0
+        else:
+            for taken in self._journal:
+                table[f"{key}/journal/{records}"] = msgspec.msgpack.encode(taken)
+                records += 1
+                entries += len(taken)
+        self._journal = []
+        self._saved = [base, records, entries]
+        table[key] = msgspec.msgpack.encode(
+            [
+                self.moved,
+                list(self.partner.items()),
+                self._names,
+                self._events,
+                self._group,
+                sorted(self._members.items()),
+                sorted(self._pairs.items()),
+                sorted(self._round),
+                self._saved,
+            ]
+        )
+
+    def load(self, table: Any, key: str) -> bool:
+        """What ``save`` wrote under ``key``; False when nothing was."""
+        raw = table.get(key)
+        if raw is None:
+            return False
+        moved, partner, names, events, group, members, pairs, now, saved = msgspec.msgpack.decode(raw)
+        self._restore_head(moved, partner, names, events, group, members, pairs, now)
+        self._digests = {}
+        for i in range(saved[0]):
+            for h, v in msgspec.msgpack.decode(table[f"{key}/base/{i}"]):
+                self._digests[h] = v if isinstance(v, int) else list(v)
+        for i in range(saved[1]):
+            for h, d in msgspec.msgpack.decode(table[f"{key}/journal/{i}"]):
+                self._note(h, d)
+        self._journal = []
+        self._saved = list(saved)
+        return True
 
 
 class PartitionJoins:

@@ -276,7 +276,11 @@ class ShardGroup:
         self.held: dict[int, list[tuple[int, FetchEvent]]] = {}
         saved = root.table("joins").get("state") if root is not None and self.joins is not None else None
         if saved is not None and self.joins is not None:  # a resumed run (learn --state)
-            self.joins.restore(saved[0])
+            if saved[0]:  # written whole, before the journal
+                self.joins.restore(saved[0])
+            else:
+                assert root is not None  # (saved was read from it)
+                self.joins.load(root.table("joins"), "digests")
             if saved[1] and isinstance(saved[1][0], int):  # a state of the first joins: one count
                 self.relearned = {-1: list(saved[1])}
             else:
@@ -505,7 +509,9 @@ class ShardGroup:
             lrn.checkpoint()
         if self.root is not None and self.joins is not None:
             relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
-            self.root.table("joins")["state"] = [self.joins.dump(), relearned, _held_bytes(self.held)]
+            table = self.root.table("joins")
+            self.joins.save(table, "digests")  # a round's digests, not all of them (joins.py)
+            table["state"] = [b"", relearned, _held_bytes(self.held)]
         if self.root is not None:
             self.root.flush()  # a namespace leaves syncing the backend to its owner
 

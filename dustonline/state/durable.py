@@ -108,6 +108,10 @@ def _differences(a: RunIdentity, b: RunIdentity) -> list[str]:
     return out
 
 
+def _shards_said(n: int) -> str:
+    return f"{n} shards" if n else "one learner (no shards)"
+
+
 class StateDir:
     """``DIR`` of ``learn --state``: where the store lives and how it is checkpointed (a
     sharded learner's shards are namespaces of the one store)."""
@@ -176,6 +180,15 @@ class StateDir:
                     "rerun that command to finish it, or learn into a new --state directory"
                 )
             return last
+        if last is not None and last.identity.partitions != identity.partitions:
+            # the learners of another shard count are in other namespaces: continuing would
+            # start empty learners beside the ones the state holds
+            had, want = last.identity.partitions, identity.partitions
+            raise StateError(
+                f"{self.root} holds {_shards_said(had)} and this run would learn {_shards_said(want)}: to "
+                f"continue it set learning.shards: {had} in the config"
+                f"{'' if had else ' (one learner, the default before shards)'}, or learn into a new --state directory"
+            )
         return RunRecord(
             identity=identity,
             runs=(last.runs + 1) if last is not None else 1,
