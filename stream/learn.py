@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import time
 
 from dustonline.config import Config
@@ -193,6 +194,18 @@ class LearnAgent:
         mine = shards_of(p, npart, total)
         if len(mine) == 1:
             return ShardGroup(self.cfg, mine, total, lambda s: store, rounds=False, partitions=npart, state=store)
+        if store.table("meta").get("learner") is not None:
+            # one learner's state (learning.shards 0, the default before 2026-11-29): the
+            # shards' learners, in namespaces beside it, would start empty
+            log.critical(
+                "partition %d holds one learner's state (learning.shards 0, the default before shards) and "
+                "this config learns %d shards in it: set learning.shards: 0 to continue that state, or use a "
+                "new kafka.group_id to learn afresh",
+                p,
+                len(mine),
+            )
+            logging.shutdown()
+            os._exit(2)
         # with one partition no coordinator runs: its shards pool among themselves
         return ShardGroup(
             self.cfg,

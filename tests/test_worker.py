@@ -554,6 +554,31 @@ def test_a_topic_that_cannot_hold_the_shards_stops_the_worker_saying_why(kafka_b
     assert "kafka.partitions is 2 but topic" in w.tail(500) and "has 3 partitions" in w.tail(500)
 
 
+def test_a_partition_state_of_one_learner_stops_a_sharded_worker_saying_why(
+    kafka_broker, stream_data, tmp_path, workers
+):
+    """A group that learned with one learner per partition (learning.shards 0, the default
+    before shards) restarted with the default config: each of its 2 partitions would hold
+    2 shard learners, starting empty beside the learner its state holds. The worker exits
+    with the setting that continues that state."""
+    import yaml
+
+    path, events, _ = stream_data
+    cfg = replayed(kafka_broker, path, tmp_path, 2, NO_SHARDS)
+    w = workers(cfg)
+    wait_until(learned_all([w], 2, len(events)), 180, "the worker to learn the stream", [w])
+    w.stop()
+    data = yaml.safe_load(cfg.read_text())
+    del data["learning"]["shards"], data["learning"]["join_after"]  # the defaults: 4 shards, joins
+    sharded = tmp_path / "sharded.yaml"
+    sharded.write_text(yaml.safe_dump(data))
+    w.config = sharded
+    w.start()
+    wait_until(lambda: not w.alive(), 120, "the worker to exit", [w])
+    assert w.proc.returncode == 2
+    assert "holds one learner's state" in w.tail(10_000) and "set learning.shards: 0" in w.tail(10_000)
+
+
 def test_two_workers_one_leaves_the_group(kafka_broker, stream_data, tmp_path, workers):
     path, events, _ = stream_data
     cfg = replayed(kafka_broker, path, tmp_path, 4)
