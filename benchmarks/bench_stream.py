@@ -23,9 +23,10 @@ scripts/kafka.sh. Prints:
 
 ``--workers N`` runs N workers on N partitions (the default config's routing: sites
 keyed by registered domain), for both measurements. ``--pool-every N`` sets
-learning.pool_every on both sides (default 0: the group pools when quiet): with several
-partitions the replay then places a round every N events, where each partition waits
-for the group (stream/rounds.py), and the embedded reference pools at the same events.
+learning.pool_every on both sides (default: the config's, 5,000; 0: the group pools
+when quiet): with several partitions the replay places a round every N events, where
+each partition waits for the group (stream/rounds.py), and the embedded reference pools
+at the same events.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_state import _status  # noqa: E402  (benchmarks/ is on the path: the script's own folder)
 
-from dustonline.config import Kafka, load_config  # noqa: E402
+from dustonline.config import Config, Kafka, load_config  # noqa: E402
 from dustonline.evaluation.generator import GenConfig, generate  # noqa: E402
 from dustonline.learner.online import OnlineLearner  # noqa: E402
 from dustonline.learner.partitioned import PartitionedLearner  # noqa: E402
@@ -294,7 +295,12 @@ def latency(args, host: str, tmp: Path) -> None:
     path, events = stream_file(args.latency_events, 2, tmp)
     n = args.workers
     cfg_path = service_config(
-        host, tmp, partitions=n, learning=args.learning_settings, checkpoint_every=args.checkpoint_every, **_fetch(args)
+        host,
+        tmp,
+        partitions=n,
+        learning={"pool_every": args.pool_every, **args.learning_settings},
+        checkpoint_every=args.checkpoint_every,
+        **_fetch(args),
     )
     cfg = load_config(cfg_path)
     # which event publishes each activation (the embedded learner on the same stream)
@@ -406,7 +412,10 @@ def main() -> None:
     ap.add_argument("--batched-only", action="store_true", help="skip the one-event-per-message run")
     ap.add_argument("--workers", type=int, default=1, help="workers, on as many partitions (default 1)")
     ap.add_argument(
-        "--pool-every", type=int, default=0, help="learning.pool_every, both sides (0: pool when quiet; the default)"
+        "--pool-every",
+        type=int,
+        default=Config().learning.pool_every,
+        help="learning.pool_every, both sides (default: the config's; 0: pool when quiet)",
     )
     ap.add_argument(
         "--rounds",
