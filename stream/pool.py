@@ -73,6 +73,7 @@ class PoolCoordinator:
         self._run_id = uuid.uuid4().hex[:12]  # this coordinator's rounds (with joins) are named apart
         self._placed = 0
         self.joins_saved: topics.JoinsState | None = None  # as last written, for a coordinator taking over
+        self._joins_records: dict[str, bytes] = {}  # its digests' records (Joins.save), as last written
 
     # ------------------------------------------------------------ thread
     def start(self, npart: int) -> None:
@@ -127,6 +128,12 @@ class PoolCoordinator:
             timeout = drain_ms
 
     def _take(self, rec) -> None:
+        if rec.key is not None and rec.key.startswith(topics.JOINS_PREFIX):
+            if rec.value:  # the coordinator's joins' digests (Joins.save); none: deleted
+                self._joins_records[rec.key.decode()] = rec.value
+            else:
+                self._joins_records.pop(rec.key.decode(), None)
+            return
         if not rec.value:
             return
         try:
@@ -255,7 +262,9 @@ class PoolCoordinator:
         saved = self.joins_saved
         if self._joins is None:
             self._joins = Joins(total, self.cfg.learning.join_after)
-            if saved is not None and saved.state:
+            if saved is not None and saved.state and saved.journal:
+                self._joins.load(_JoinsRecords(saved.state, self._joins_records), JOINS_HEAD)
+            elif saved is not None and saved.state:
                 self._joins.restore(saved.state)
         if saved is not None and saved.round == round_id:
             return list(saved.moves)
@@ -264,8 +273,11 @@ class PoolCoordinator:
             if seen is not None:
                 self._joins.add(seen)
         moves = self._joins.decide()
-        state = self._joins.dump()
-        js = topics.JoinsState(round_id, state, moves)
+        # the round's digests, not all of them (each round wrote the whole before: 1.3 MB
+        # compressed at 120k digests, past the size limit, and 70 ms of the worker's time)
+        out = _JoinsRecords(b"", self._joins_records)
+        self._joins.save(out, JOINS_HEAD)
+        js = topics.JoinsState(round_id, out.head, moves, journal=True)
         value = topics.joins_value(js)
         if len(value) > topics.MAX_POOLED_BYTES:
             log.error(
@@ -277,7 +289,12 @@ class PoolCoordinator:
             )
             value = topics.joins_value(topics.JoinsState(round_id, b"", moves))
         assert self._producer is not None
+        for key, record in out.written:  # the records before the head that names them
+            self._producer.send(self.topic, key=key.encode(), value=record)
+        self._producer.flush(timeout=60)
         self._producer.send(self.topic, key=topics.JOINS_KEY, value=value).get(timeout=60)
+        for key in out.deleted:  # what the head no longer names
+            self._producer.send(self.topic, key=key.encode(), value=None)
         self.joins_saved = js
         if moves:
             log.info("replay round %s: %d registered domains join another's shard", round_id, len(moves))
@@ -369,3 +386,37 @@ class PoolCoordinator:
             len({name for c in counts for name in c}),
             "all learned to their end" if complete else "periodic: some partition is busy",
         )
+
+
+JOINS_HEAD = topics.JOINS_KEY.decode()
+
+
+class _JoinsRecords:
+    """``Joins.save``'s and ``load``'s table on the transfer topic: the head is the round's
+    ``JoinsState``; the other records (its digests) are kept as last read or written, and
+    what a save writes and deletes is collected for the coordinator to send in order."""
+
+    def __init__(self, head: bytes, records: dict[str, bytes]):
+        self.head = head
+        self.records = records
+        self.written: list[tuple[str, bytes]] = []
+        self.deleted: list[str] = []
+
+    def get(self, key: str, default=None):
+        if key == JOINS_HEAD:
+            return self.head or default
+        return self.records.get(key, default)
+
+    def __getitem__(self, key: str) -> bytes:
+        return self.records[key]
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        if key == JOINS_HEAD:
+            self.head = value
+            return
+        self.records[key] = value
+        self.written.append((key, value))
+
+    def __delitem__(self, key: str) -> None:
+        self.records.pop(key, None)
+        self.deleted.append(key)

@@ -130,6 +130,7 @@ class Placer(msgspec.Struct):
 POOL_KEY = b"pool"
 PLACER_KEY = b"placer"
 JOINS_KEY = b"joins"  # the coordinator's joins as of a round (pool.py)
+JOINS_PREFIX = b"joins/"  # + the rest of a ``Joins.save`` key: its digests, whole or a round's
 HANDOVER_PREFIX = b"handover/"  # + round id + "/" + domain: a joined domain's URLs handed over
 
 
@@ -141,6 +142,9 @@ class JoinsState(msgspec.Struct):
     round: str
     state: bytes
     moves: list[Move]
+    # ``state`` is ``Joins.save``'s head, its digests in records keyed ``joins/...`` before
+    # it; False: the whole ``Joins.dump`` (written before the journal)
+    journal: bool = False
 
 
 def joins_value(js: JoinsState) -> bytes:

@@ -89,7 +89,8 @@ class Joins:
         self._pairs: dict[tuple[int, int], int] = {}  # (domain, domain) on two shards -> digests shared
         self._round: set[tuple[int, int]] = set()  # (digest hash, domain) seen since the last round
         self._journal: list[list[tuple[int, int]]] = []  # rounds taken in since the last ``save``
-        self._saved = [0, 0, 0]  # as saved: records of the whole, of the journal, journal entries
+        # as saved: generation and records of the whole, the journal's first and next record, its entries
+        self._saved = [0, 0, 0, 0, 0]
         self.journal_min = JOURNAL_MIN
 
     def shard(self, site: str) -> int:
@@ -248,30 +249,32 @@ class Joins:
         self._round = {(h, d) for h, d in now}
 
     def save(self, table: Any, key: str) -> None:
-        """What a checkpoint needs, into ``table`` (a store's) under keys starting with
-        ``key``, writing the digests of the rounds since the last save rather than all
-        of them: a worker checkpoints every few thousand events, and the digests grow to
-        a million. They go as a journal of each round's (digest, domain) pairs, which
-        ``load`` takes in again in order, and are written whole, in records of
-        ``BASE_CHUNK``, when the journal has outgrown twice their number."""
-        base, records, entries = self._saved
+        """What a checkpoint needs, into ``table`` (a store's, or the transfer topic through
+        the coordinator's, stream/pool.py) under keys starting with ``key``, writing the
+        digests of the rounds since the last save rather than all of them: a worker
+        checkpoints every few thousand events, and the digests grow to a million. They go
+        as a journal of each round's (digest, domain) pairs, which ``load`` takes in again
+        in order, and are written whole, in records of ``BASE_CHUNK``, when the journal
+        has outgrown twice their number. Written in an order that a reader stopped at any
+        record can use: new records, then the head (``table[key]``) naming them, then
+        deletes of what the head no longer names."""
+        gen, chunks, first, after, entries = self._saved
+        stale: list[str] = []
         if entries + sum(len(r) for r in self._journal) > max(self.journal_min, 2 * len(self._digests)):
             items = list(self._digests.items())
-            chunks = [items[i : i + BASE_CHUNK] for i in range(0, len(items), BASE_CHUNK)]
-            for i, chunk in enumerate(chunks):
-                table[f"{key}/base/{i}"] = msgspec.msgpack.encode(chunk)
-            for i in range(len(chunks), base):
-                del table[f"{key}/base/{i}"]
-            for i in range(records):
-                del table[f"{key}/journal/{i}"]
-            base, records, entries = len(chunks), 0, 0
+            parts = [items[i : i + BASE_CHUNK] for i in range(0, len(items), BASE_CHUNK)]
+            for i, part in enumerate(parts):
+                table[f"{key}/base/{gen + 1}/{i}"] = msgspec.msgpack.encode(part)
+            stale = [f"{key}/base/{gen}/{i}" for i in range(chunks)]
+            stale += [f"{key}/journal/{n}" for n in range(first, after)]
+            gen, chunks, first, entries = gen + 1, len(parts), after, 0
         else:
             for taken in self._journal:
-                table[f"{key}/journal/{records}"] = msgspec.msgpack.encode(taken)
-                records += 1
+                table[f"{key}/journal/{after}"] = msgspec.msgpack.encode(taken)
+                after += 1
                 entries += len(taken)
         self._journal = []
-        self._saved = [base, records, entries]
+        self._saved = [gen, chunks, first, after, entries]
         table[key] = msgspec.msgpack.encode(
             [
                 self.moved,
@@ -285,6 +288,8 @@ class Joins:
                 self._saved,
             ]
         )
+        for k in stale:
+            del table[k]
 
     def load(self, table: Any, key: str) -> bool:
         """What ``save`` wrote under ``key``; False when nothing was."""
@@ -293,12 +298,13 @@ class Joins:
             return False
         moved, partner, names, events, group, members, pairs, now, saved = msgspec.msgpack.decode(raw)
         self._restore_head(moved, partner, names, events, group, members, pairs, now)
+        gen, chunks, first, after, _ = saved
         self._digests = {}
-        for i in range(saved[0]):
-            for h, v in msgspec.msgpack.decode(table[f"{key}/base/{i}"]):
+        for i in range(chunks):
+            for h, v in msgspec.msgpack.decode(table[f"{key}/base/{gen}/{i}"]):
                 self._digests[h] = v if isinstance(v, int) else list(v)
-        for i in range(saved[1]):
-            for h, d in msgspec.msgpack.decode(table[f"{key}/journal/{i}"]):
+        for n in range(first, after):
+            for h, d in msgspec.msgpack.decode(table[f"{key}/journal/{n}"]):
                 self._note(h, d)
         self._journal = []
         self._saved = list(saved)
