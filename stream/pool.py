@@ -99,6 +99,7 @@ class PoolCoordinator:
                     self.tick(self.npart)
                 except Exception:
                     log.exception("pooling round failed; trying again")
+                    self._joins = None  # a round half sent: its joins again as last saved
                     self._stop.wait(CHECK_EVERY)
         finally:
             for c in (self._consumer, self._producer):
@@ -293,9 +294,12 @@ class PoolCoordinator:
             self._producer.send(self.topic, key=key.encode(), value=record)
         self._producer.flush(timeout=60)
         self._producer.send(self.topic, key=topics.JOINS_KEY, value=value).get(timeout=60)
+        self.joins_saved = js
+        for key, record in out.written:  # as sent (a round that fails reloads what was)
+            self._joins_records[key] = record
         for key in out.deleted:  # what the head no longer names
             self._producer.send(self.topic, key=key.encode(), value=None)
-        self.joins_saved = js
+            self._joins_records.pop(key, None)
         if moves:
             log.info("replay round %s: %d registered domains join another's shard", round_id, len(moves))
         return moves
@@ -393,8 +397,9 @@ JOINS_HEAD = topics.JOINS_KEY.decode()
 
 class _JoinsRecords:
     """``Joins.save``'s and ``load``'s table on the transfer topic: the head is the round's
-    ``JoinsState``; the other records (its digests) are kept as last read or written, and
-    what a save writes and deletes is collected for the coordinator to send in order."""
+    ``JoinsState``; the other records (its digests) are read from those last read or sent,
+    and what a save writes and deletes is collected for the coordinator to send in order
+    (and keep once sent)."""
 
     def __init__(self, head: bytes, records: dict[str, bytes]):
         self.head = head
@@ -413,10 +418,8 @@ class _JoinsRecords:
     def __setitem__(self, key: str, value: bytes) -> None:
         if key == JOINS_HEAD:
             self.head = value
-            return
-        self.records[key] = value
-        self.written.append((key, value))
+        else:
+            self.written.append((key, value))
 
     def __delitem__(self, key: str) -> None:
-        self.records.pop(key, None)
         self.deleted.append(key)
