@@ -217,18 +217,19 @@ class Joins:
         """All of it, for a checkpoint (``learn --state``): digests in the order they
         are forgotten."""
         return msgspec.msgpack.encode(
-            [
-                self.moved,
-                list(self.partner.items()),
-                self._names,
-                self._events,
-                self._group,
-                sorted(self._members.items()),
-                list(self._digests.items()),
-                sorted(self._pairs.items()),
-                sorted(self._round),
-            ]
+            [*self._head(), list(self._digests.items()), sorted(self._pairs.items()), sorted(self._round)]
         )
+
+    def _head(self) -> list[Any]:
+        """What ``dump`` and ``save`` write first: the domains, their groups and moves."""
+        return [
+            self.moved,
+            list(self.partner.items()),
+            self._names,
+            self._events,
+            self._group,
+            sorted(self._members.items()),
+        ]
 
     def restore(self, raw: bytes) -> None:
         moved, partner, names, events, group, members, digests, pairs, now = msgspec.msgpack.decode(raw)
@@ -276,17 +277,7 @@ class Joins:
         self._journal = []
         self._saved = [gen, chunks, first, after, entries]
         table[key] = msgspec.msgpack.encode(
-            [
-                self.moved,
-                list(self.partner.items()),
-                self._names,
-                self._events,
-                self._group,
-                sorted(self._members.items()),
-                sorted(self._pairs.items()),
-                sorted(self._round),
-                self._saved,
-            ]
+            [*self._head(), sorted(self._pairs.items()), sorted(self._round), self._saved]
         )
         for k in stale:
             del table[k]
