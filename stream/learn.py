@@ -477,7 +477,7 @@ class LearnAgent:
         except BadEvent as e:
             self.outputs.dead_letter(msg, e.reason, e.detail, value, line)
             return
-        if _route(ev.url, self.npart) != ps.p:
+        if self.npart > 1 and _route(ev.url, self.npart) != ps.p:  # (one partition holds every site)
             self._misrouted(ps.p, msg, ev.url)
         changes = ps.learner.learn_one(ev)
         if changes:
