@@ -11,7 +11,8 @@ scripts/kafka.sh. Prints:
    time the workers learn it, from its first event to its last checkpoint (consume,
    parse, learn, RocksDB table, changelog). The embedded learner (`dustonline learn`'s
    path: read, parse, learn, RocksDB; with ``--partitions N`` for N workers) runs on the
-   same events and config; the ratios are workers / embedded.
+   same events and config just before and just after each worker run; the ratios are
+   workers / the geometric mean of those two.
    ``--rounds N`` measures both N times in turn and prints the median ratios with
    their spread: this machine's speed drifts by more than the effects measured.
 2. Rule latency. A second stream is published at a steady rate while the workers learn
@@ -203,12 +204,21 @@ def throughput(args, host: str, tmp: Path) -> None:
 
 
 def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> list[tuple[int, float, float]]:
-    """The workers on each message size, then the embedded learner: one reading of each
-    ratio. Rounds alternate the two, so a drift of the machine's speed within the run
-    shows as a spread of the rounds rather than as a bias of one side."""
+    """One reading of each ratio: the embedded learner, then the workers on each message
+    size, each followed by the embedded learner again; a worker run is compared with the
+    geometric mean of the embedded runs just before and after it, as bench_core times
+    w3lib, so that a drift of the machine's speed during the round (the embedded rate
+    moved by 1.4x between rounds of one run) biases neither side."""
+    cfg = load_config(
+        service_config(
+            host, tmp, partitions=args.workers, learning={"pool_every": args.pool_every, **args.learning_settings}
+        )
+    )
+    emb = [embedded_rate(path, cfg, args.workers)]
     rows = []
     for batch in dict.fromkeys(((1,) if not args.batched_only else ()) + (args.batch,)):
         rate, cpu_rate, st, metrics, peak = worker_rate(path, n_events, host, tmp, args, batch)
+        emb.append(embedded_rate(path, cfg, args.workers))
         ckpt = {
             line.split()[0]: float(line.split()[1])
             for line in metrics.splitlines()
@@ -222,14 +232,10 @@ def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> 
             )
         }
         n_ckpt = ckpt.get("dustonline_checkpoint_seconds_count", 0) or 1
-        rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt, peak))
-    cfg = load_config(
-        service_config(
-            host, tmp, partitions=args.workers, learning={"pool_every": args.pool_every, **args.learning_settings}
-        )
-    )
-    emb, emb_cpu, rules = embedded_rate(path, cfg, args.workers)
-    for batch, rate, cpu_rate, st, n_ckpt, ckpt, peak in rows:
+        before, after = emb[-2], emb[-1]
+        ref, ref_cpu = (before[0] * after[0]) ** 0.5, (before[1] * after[1]) ** 0.5
+        rows.append((batch, rate, cpu_rate, st, n_ckpt, ckpt, peak, ref, ref_cpu))
+    for batch, rate, cpu_rate, st, n_ckpt, ckpt, peak, *_ in rows:
         print(
             f"worker, {batch:>3} event(s)/message {rate:>9,.0f} events/s {cpu_rate:>9,.0f} per CPU s   "
             f"({st['active_rules']} active rules of the partitions, worker 1: {n_ckpt:.0f} checkpoints, "
@@ -238,15 +244,16 @@ def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> 
             f"and {1000 * ckpt.get('dustonline_checkpoint_seconds_sum', 0) / n_ckpt:.0f} ms each; "
             f"peak RSS {peak:,.0f} MiB)"
         )
-    print(f"embedded learner           {emb:>9,.0f} events/s {emb_cpu:>9,.0f} per CPU s   ({rules} active rules)")
+    rates = ", ".join(f"{e[0]:,.0f}" for e in emb)
+    print(f"embedded learner           {rates} events/s before, between and after   ({emb[0][2]} active rules)")
     out = []
-    for batch, rate, cpu_rate, *_ in rows:
+    for batch, rate, cpu_rate, *_, ref, ref_cpu in rows:
         target = 0.6 if batch == 1 else 0.8
         print(
-            f"ratio worker/embedded, {batch:>3}/message {rate / emb:>6.2f}   (target >= {target}; per CPU second "
-            f"{cpu_rate / emb_cpu:.2f})"
+            f"ratio worker/embedded, {batch:>3}/message {rate / ref:>6.2f}   (target >= {target}; per CPU second "
+            f"{cpu_rate / ref_cpu:.2f})"
         )
-        out.append((batch, rate / emb, cpu_rate / emb_cpu))
+        out.append((batch, rate / ref, cpu_rate / ref_cpu))
     return out
 
 
