@@ -245,7 +245,8 @@ def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> 
             f"peak RSS {peak:,.0f} MiB)"
         )
     rates = ", ".join(f"{e[0]:,.0f}" for e in emb)
-    print(f"embedded learner           {rates} events/s before, between and after   ({emb[0][2]} active rules)")
+    when = "before and after" if len(emb) == 2 else "before, between and after"
+    print(f"embedded learner           {rates} events/s {when}   ({emb[0][2]} active rules)")
     out = []
     for batch, rate, cpu_rate, *_, ref, ref_cpu in rows:
         target = 0.6 if batch == 1 else 0.8
