@@ -3,8 +3,8 @@
     python benchmarks/bench_stream.py [--events 200000] [--batch 100] [--batched-only]
         [--latency-events 40000 --rate 4000 --latency-batch-ms 0] [--workers 1] [--rounds 1]
 
-Needs a broker: uses the one on 127.0.0.1:9092 (DUSTONLINE_KAFKA_PORT) or starts
-scripts/kafka.sh. Prints:
+Needs a broker: uses the one on 127.0.0.1:9092 (DUSTONLINE_KAFKA_PORT), or starts
+scripts/kafka.sh's and stops it at the end. Prints:
 
 1. Throughput. The stream is replayed onto a fresh pages topic first, one event per
    message and then ``--batch`` events per message (`dustonline replay --batch`); each
@@ -33,6 +33,7 @@ at the same events.
 from __future__ import annotations
 
 import argparse
+import atexit
 import gzip
 import os
 import statistics
@@ -62,11 +63,14 @@ from dustonline_stream.workerproc import WorkerProc, learned_all, partitions_sta
 
 
 def broker() -> str:
+    """The local broker; one this run starts is stopped when it ends, since the test
+    suite of a checkout cannot start its own on a port left taken."""
     port = os.environ.get("DUSTONLINE_KAFKA_PORT", "9092")
     script = ROOT / "scripts" / "kafka.sh"
     if subprocess.run(["bash", str(script), "status"], capture_output=True).returncode != 0:
         print("starting a local broker (scripts/kafka.sh start) ...", flush=True)
         subprocess.run(["bash", str(script), "start", "--fresh"], check=True)
+        atexit.register(subprocess.run, ["bash", str(script), "stop"], capture_output=True)
     return f"127.0.0.1:{port}"
 
 
