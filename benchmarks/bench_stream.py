@@ -128,7 +128,7 @@ def worker_rate(
         host,
         tmp,
         partitions=n,
-        learning={"pool_every": args.pool_every, **args.learning_settings},
+        learning=args.learning_settings,
         checkpoint_every=args.checkpoint_every,
         idle_flush_seconds=0.2,
         **_fetch(args),
@@ -213,11 +213,7 @@ def _throughput_round(args, host: str, tmp: Path, path: Path, n_events: int) -> 
     geometric mean of the embedded runs just before and after it, as bench_core times
     w3lib, so that a drift of the machine's speed during the round (the embedded rate
     moved by 1.4x between rounds of one run) biases neither side."""
-    cfg = load_config(
-        service_config(
-            host, tmp, partitions=args.workers, learning={"pool_every": args.pool_every, **args.learning_settings}
-        )
-    )
+    cfg = load_config(service_config(host, tmp, partitions=args.workers, learning=args.learning_settings))
     emb = [embedded_rate(path, cfg, args.workers)]
     rows = []
     for batch in dict.fromkeys(((1,) if not args.batched_only else ()) + (args.batch,)):
@@ -310,7 +306,7 @@ def latency(args, host: str, tmp: Path) -> None:
         host,
         tmp,
         partitions=n,
-        learning={"pool_every": args.pool_every, **args.learning_settings},
+        learning=args.learning_settings,
         checkpoint_every=args.checkpoint_every,
         **_fetch(args),
     )
@@ -459,7 +455,7 @@ def main() -> None:
     args = ap.parse_args()
     import yaml
 
-    args.learning_settings = {}
+    args.learning_settings = {"pool_every": args.pool_every}  # both sides' learning section
     for kv in args.learning:
         key, eq, value = kv.partition("=")
         if not eq:
