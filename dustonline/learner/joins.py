@@ -214,8 +214,9 @@ class Joins:
         return len(self.moved)
 
     def dump(self) -> bytes:
-        """All of it, for a checkpoint (``learn --state``): digests in the order they
-        are forgotten."""
+        """All of it, digests in the order they are forgotten: what checkpoints held
+        before ``save`` wrote a journal (``restore`` reads those), and what the tests
+        compare joins by."""
         return msgspec.msgpack.encode(
             [*self._head(), list(self._digests.items()), sorted(self._pairs.items()), sorted(self._round)]
         )
