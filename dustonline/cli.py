@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=(
             "learn the shards in up to N processes (default: one per usable core; 1 = this process); "
-            "the same rules for every N. A run with --state learns in one process"
+            "the same rules for every N. A --state directory keeps the number it was started with"
         ),
     )
     s.set_defaults(func=cmd_learn)

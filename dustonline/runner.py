@@ -55,13 +55,16 @@ class LearnRun:
         shards = shard_count(cfg, partitions or 1) if partitions or cfg.learning.shards else None
         self.state = StateDir(state) if state is not None else None
         last = self.state.recover() if self.state is not None else None
-        # shards learn in processes of their own unless they share a --state store
-        procs = min(shards or 1, processes or usable_cores()) if self.state is None else 1
+        # shards learn in processes of their own, one per core; a state keeps the number
+        # it was started with (a store per process)
+        procs = min(shards or 1, processes or usable_cores())
+        if last is not None and shards:
+            procs = min(last.processes, shards)  # (another shard count is refused below)
         self.processes = procs
-        self.store: Store | None = None  # a ParallelLearner's processes keep stores of their own
+        self.store: Store | None = None  # the parent's store, or the one learner's
         self.learner: OnlineLearner | PartitionedLearner | ParallelLearner
         if procs > 1:
-            self.learner = ParallelLearner(cfg, partitions or 1, procs)
+            self.learner = self._in_processes(cfg, partitions or 1, procs)
         else:
             self.learner = self._in_process(cfg, partitions or 1, shards)
         s = self.learner.summary()
@@ -70,11 +73,29 @@ class LearnRun:
             if self.state is not None
             else RunRecord(identity=identify([], self.fmt, cfg, shards))
         )
+        self.record.processes = procs
         self.resumed_at = self.record.position
         self.dlq = DeadLetter(dead_letter)
         self.dlq.start(self.record.dead_letter_bytes if self.resumed_at else None, self.record.rejected)
         self.skipped: Counter[str] = Counter()
         self.seconds = 0.0
+
+    def _in_processes(self, cfg: Config, partitions: int, procs: int) -> ParallelLearner:
+        if self.state is None:
+            return ParallelLearner(cfg, partitions, procs)
+        self.store = rocks_store(self.state.store_path(), 1024, 8)  # the joins' digests, the held events
+        learner = ParallelLearner(
+            cfg,
+            partitions,
+            procs,
+            root=self.store,
+            paths=[self.state.part_path(n) for n in range(procs)],
+            lock=self.state.processes_lock,
+        )
+        merged = self.state.extra("merger")
+        if merged is not None:
+            learner.merger.restore(merged)
+        return learner
 
     def _in_process(self, cfg: Config, partitions: int, shards: int | None) -> OnlineLearner | PartitionedLearner:
         S = cfg.storage
@@ -135,9 +156,11 @@ class LearnRun:
         rec.rejected = dict(self.dlq.counts)
         rec.skipped = dict(self.skipped)
         rec.dead_letter_bytes = self.dlq.tell()
-        extra = {"merger": self.learner.merger.dump()} if isinstance(self.learner, PartitionedLearner) else None
-        assert self.store is not None  # a --state run learns in this process
-        self.state.commit(self.store, rec, extra)
+        learner = self.learner
+        extra = {"merger": learner.merger.dump()} if not isinstance(learner, OnlineLearner) else None
+        parts = learner.snapshot if isinstance(learner, ParallelLearner) else None
+        assert self.store is not None  # a --state run has one
+        self.state.commit(self.store, rec, extra, parts)
 
     def _why_no_rules(self, s: dict) -> str:
         """A small crawl that learns nothing says why, instead of an empty file."""
@@ -158,6 +181,8 @@ class LearnRun:
 
     def close(self) -> None:
         self.learner.close()
+        if self.state is not None:
+            self.state.release()
 
     # ------------------------------------------------------------ accounting
     def counts(self) -> dict[str, int]:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from dustonline.evaluation.generator import GenConfig, write_stream
-from dustonline.state.durable import RUN_FILE
+from dustonline.state.durable import RUN_FILE, StateDir, StateError, hold_shared
 
 CMD = [sys.executable, "-m", "dustonline"]
 EVERY = 1000  # records between checkpoints: many per run, so kills land between and during them
@@ -73,16 +73,20 @@ def _kill_after(args, state, position: int, extra: float) -> None:
     proc.wait()
 
 
-def test_killed_runs_resume_to_the_rules_of_an_uninterrupted_run(stream):
+@pytest.mark.parametrize("processes", [1, 2])
+def test_killed_runs_resume_to_the_rules_of_an_uninterrupted_run(stream, processes):
+    """In one process, and with the shards in two (learner/parallel.py), where only the
+    parent is killed: its shard processes finish what they had in hand while the rerun
+    waits for them."""
     d, events, ref, _ = stream
-    rng = random.Random(17)
+    rng = random.Random(17 + processes)
     total = counts(ref.stderr)["read"]
     assert total > 6 * EVERY
     # three runs killed once or twice each, at random points after 0 to 4 checkpoints
     for n in range(3):
-        state, rules, dead = d / f"s{n}", d / f"r{n}.jsonl", d / f"dead{n}.jsonl"
+        state, rules, dead = d / f"s{n}-{processes}", d / f"r{n}.jsonl", d / f"dead{n}.jsonl"
         args = [events, "--rules-out", rules, "--state", state, "--config", d / "ck.yaml"]
-        args += ["--dead-letter", dead, "--quiet"]
+        args += ["--dead-letter", dead, "--quiet", "--processes", processes]
         for _ in range(1 + n % 2):
             _kill_after(args, state, rng.randrange(0, 4) * EVERY, rng.uniform(0.0, 0.6))
         got = learn(*args)
@@ -157,17 +161,21 @@ def test_partitioned_state_resumes_with_its_merged_rules(stream, tmp_path):
     assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
 
 
-def test_state_with_joined_domains_resumes_to_the_same_rules(tmp_path):
+@pytest.mark.parametrize("processes", [1, 2])
+def test_state_with_joined_domains_resumes_to_the_same_rules(tmp_path, processes):
     """Joins (learner/joins.py) are part of the state: a run killed after domains joined
-    and resumed joins no domain twice and writes the rules of one never killed."""
+    and resumed joins no domain twice and writes the rules of one never killed. In two
+    processes the parent keeps the joins and the events it holds for joined domains, and
+    each shard process the moves and the URLs it learned again."""
     events = tmp_path / "events.jsonl"
     write_stream(GenConfig(seed=1, sites=6, pages=30000, families=("domain", "www")), events, tmp_path / "t.jsonl")
     cfg = tmp_path / "joins.yaml"
     cfg.write_text(
-        f"storage:\n  checkpoint_every: {EVERY}\nlearning:\n  shards: 4\n  join_after: 3\n  pool_every: 500\n"
+        f"storage:\n  checkpoint_every: {EVERY}\nlearning:\n  shards: 4\n  join_after: 3\n  pool_every: 700\n"
     )
-    base = [events, "--config", cfg, "--processes", "1"]
+    base = [events, "--config", cfg, "--processes", processes]
     ref = learn(*base, "--rules-out", tmp_path / "a.jsonl", "--state", tmp_path / "a")
+    assert f"in {processes} process" in ref.stderr
     assert "joined" in ref.stderr
     state = tmp_path / "b"
     _kill_after([*base, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet"], state, 3 * EVERY, 0.0)
@@ -177,6 +185,45 @@ def test_state_with_joined_domains_resumes_to_the_same_rules(tmp_path):
     assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
     joined = [line for line in ref.stderr.splitlines() if line.startswith("joined")]
     assert joined == [line for line in got.stderr.splitlines() if line.startswith("joined")]
+
+
+def test_a_state_is_one_runs_at_a_time(stream, tmp_path):
+    """A second learn on a state in use is refused; a run whose parent was killed -9
+    leaves shard processes that write to ``live/`` until they see it gone, and a rerun
+    waits for them (here a stand-in holds their lock) before it rebuilds ``live/``."""
+    d, events, _, _ = stream
+    state = tmp_path / "st"
+    first = subprocess.Popen(
+        CMD + ["learn", "-", "--rules-out", tmp_path / "a.jsonl", "--state", state, "--quiet"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (state / "live").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        p = learn(events, "--rules-out", tmp_path / "b.jsonl", "--state", state, check=False)
+        assert p.returncode == 2 and "in use by another dustonline learn" in p.stderr
+    finally:
+        first.stdin.close()
+        assert first.wait(timeout=120) == 0
+    held = hold_shared(StateDir(state).processes_lock)  # the killed run's shard processes
+    try:
+        with pytest.raises(StateError, match="still running after 0 s"):
+            StateDir(state, wait=0.2).recover()
+        marker = state / "live" / "written-by-an-old-process"
+        marker.write_bytes(b"")
+        rerun = subprocess.Popen(
+            CMD + ["learn", events, "--rules-out", tmp_path / "b.jsonl", "--state", state, "--quiet"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(3)
+        assert rerun.poll() is None and marker.exists()  # waiting, live/ untouched
+    finally:
+        held.close()
+    assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
+    assert not marker.exists()  # live/ rebuilt from the checkpoint once the processes were gone
 
 
 def test_state_of_the_layout_before_checkpoints_is_refused(stream, tmp_path):

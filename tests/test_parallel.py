@@ -56,8 +56,8 @@ def test_shards_in_processes_learn_what_they_learn_in_one(events):
 
 
 def test_learn_runs_shards_on_the_cores_it_may_use_and_writes_the_same_rules(tmp_path):
-    """What ``dustonline learn --partitions 4`` runs: processes unless told one, and
-    one process with ``--state`` (its shards share one RocksDB)."""
+    """What ``dustonline learn --partitions 4`` runs: processes unless told one, with
+    ``--state`` too (a store per process), and a state keeps the number it began with."""
     cfg = config_from_dict({})
     runs = {}
     for processes in (1, 2):
@@ -71,11 +71,17 @@ def test_learn_runs_shards_on_the_cores_it_may_use_and_writes_the_same_rules(tmp
         finally:
             run.close()
     assert runs[1] == runs[2] and runs[1][0].count(b"\n") > 20
-    run = LearnRun([str(SAMPLE)], cfg, state=tmp_path / "state", partitions=4, processes=2)
-    try:
-        assert isinstance(run.learner, PartitionedLearner)
-    finally:
-        run.close()
+    for asked in (2, 1):  # the second run continues the state the first began
+        run = LearnRun([str(SAMPLE)], cfg, state=tmp_path / "state", partitions=4, processes=asked)
+        try:
+            assert isinstance(run.learner, ParallelLearner) and run.processes == 2
+            run.run(progress=False)
+            run.finish()
+            if asked == 2:
+                assert _written(run.learner.rules()) == runs[1][0]
+        finally:
+            run.close()
+    assert sorted(p.name for p in (tmp_path / "state" / "checkpoint").glob("w*")) == ["w0", "w1"]
     with pytest.raises(ValueError, match="--processes must be >= 1"):
         LearnRun([str(SAMPLE)], cfg, partitions=4, processes=0)
 
@@ -189,3 +195,53 @@ def test_learn_says_which_shard_process_was_killed_and_exits_1(tmp_path, sample_
     assert p.wait(timeout=120) == 1
     assert "dustonline: error: shard process" in err and "exited with code -9" in err, err
     assert "Traceback" not in err and not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_checkpointed_parallel_learner_resumes_as_it_was(tmp_path):
+    """What ``learn --state`` in processes keeps (docs/performance.md): stopped at
+    checkpoints between rounds and started again on its stores, it has the parent's
+    state it had, and it ends with the partials and counters of a learner never stopped.
+    The first stop comes while a process holds rule changes it has not yet sent (a
+    shard derived on its own at event 205), the second while the parent holds events of
+    joined domains for the next round."""
+    import msgspec
+
+    from dustonline.state.store import rocks_store
+
+    cfg = config_from_dict({"learning": {"shards": 4, "join_after": 2, "pool_every": 700}})
+    evs = [ev for ev, _ in generate(GenConfig(seed=1, sites=6, pages=6000, families=("domain", "www")))]
+    paths = [tmp_path / "w0", tmp_path / "w1"]
+    whole = ParallelLearner(cfg, 1, 2)
+    lrn = ParallelLearner(cfg, 1, 2, root=rocks_store(tmp_path / "root"), paths=paths)
+    done = 0
+    try:
+        for cut in (400, 3100, len(evs)):
+            for ev in evs[done:cut]:
+                lrn.learn_one(ev)
+                whole.learn_one(ev)
+            done = cut
+            if cut == len(evs):
+                break
+            handed: list = []  # the rule changes the processes hand over at the checkpoint
+
+            def spy(op, body, ask=lrn._ask_all, handed=handed):
+                handed.append(ask(op, body))
+                return handed[-1]
+
+            lrn._ask_all = spy
+            lrn.checkpoint()
+            assert any(handed[0]) if cut == 400 else any(lrn._held.values())
+            was = (lrn.events, lrn._held, lrn.joins.dump(), lrn.merger.dump(), lrn.summary())
+            lrn.close()
+            lrn = ParallelLearner(cfg, 1, 2, root=rocks_store(tmp_path / "root"), paths=paths)
+            lrn.merger.restore(was[3])
+            assert (lrn.events, lrn._held, lrn.joins.dump()) == was[:3]
+            assert lrn.summary() == was[4]
+        lrn.flush()
+        whole.flush()
+        partials = msgspec.json.decode(lrn.merger.dump())
+        assert partials == msgspec.json.decode(whole.merger.dump()) and len(partials) > 5
+        assert lrn.summary() == whole.summary() and lrn.joins.joined
+    finally:
+        lrn.close()
+        whole.close()

@@ -9,10 +9,18 @@ changes (rules/merge.py). Each shard learns the same events in the same order, a
 derives and pools at the same points, as in one process: the rules are the same byte
 for byte; only the wall time differs (docs/performance.md).
 
-Each process keeps its shards in a RocksDB of its own, so a run with ``--state`` (one
-RocksDB, checkpointed with the run's position) learns its shards in one process.
+Each process keeps its shards in a RocksDB of its own: temporary, or with ``--state`` a
+store the run's checkpoints hold beside the parent's (state/durable.py). At a checkpoint
+every process writes its learners' metadata and hands the parent the rule changes it has
+not yet sent; the parent keeps what it alone holds (the joins, the events it holds for
+joined domains, its event count) in its own store and the merged rules beside them. What
+the rounds kept between them is not kept: a resumed run pools whole shares the first
+time, as a resumed ``ShardGroup`` does.
+
 A process that fails ends the run with its traceback; one that is killed ends it with
-its exit code; none outlives the run (daemon processes).
+its exit code; none outlives the run (daemon processes), but one whose parent was
+killed -9 sees it only when it next reads from it: a ``--state`` run's processes hold a
+lock that a rerun waits on (state/durable.py).
 """
 
 from __future__ import annotations
@@ -20,7 +28,9 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 import msgspec
 
@@ -30,26 +40,42 @@ from ..events.routing import partition_of_host
 from ..rules.merge import RuleMerger
 from ..rules.ruleset import Rule
 from ..rules.urls import host_of, site_of_host
+from ..state.store import Store
 from .joins import Joins
 from .protocol import LearnerBase
-from .shards import POOL_ROUNDS, Partials, Rounds, held_in_order, shard_count, summed
+from .shards import POOL_ROUNDS, Partials, Rounds, held_bytes, held_in_order, held_of, shard_count, summed
 from .shared import Counts
 
 BATCH = 512  # events per message to a process: the pipe's cost per message is paid per batch
 
 # requests (one byte, then a pickle or msgpack body); a process answers every request but EVENTS
 EVENTS, DERIVE, COUNTS, ADOPT, TAKE, GIVE, SUMMARY, CLOSE = b"e", b"d", b"c", b"a", b"t", b"g", b"s", b"q"
+CHECKPOINT, SNAPSHOT = b"k", b"p"
 FAILED = b"x"
 
 
 class ParallelLearner(LearnerBase):
     """``PartitionedLearner``'s shards in ``processes`` processes (shard s in process
-    s mod ``processes``): the same rules, learned on that many cores."""
+    s mod ``processes``): the same rules, learned on that many cores. With ``root`` (the
+    parent's store) and ``paths`` (one store per process) it is checkpointed and resumes
+    from them; ``paths`` then says how many processes. Each process holds ``lock``
+    (shared) while it runs (state/durable.py)."""
 
-    def __init__(self, config: Config, partitions: int, processes: int):
+    def __init__(
+        self,
+        config: Config,
+        partitions: int,
+        processes: int,
+        root: Store | None = None,
+        paths: list[Path] | None = None,
+        lock: Path | None = None,
+    ):
         self.partitions = partitions
         self.shards = shard_count(config, partitions)
-        n = max(1, min(processes, self.shards))
+        n = len(paths) if paths is not None else max(1, min(processes, self.shards))
+        if n > self.shards:
+            raise ValueError(f"{n} process stores for {self.shards} shards: a process holds one shard at least")
+        self.root = root
         self.pool_every = config.learning.pool_every if self.shards > 1 else 0
         self.merger = RuleMerger()
         self.events = 0
@@ -64,6 +90,9 @@ class ParallelLearner(LearnerBase):
         # the parent sees every event: it decides the joins (joins.py), the processes carry them out
         self.joins = Joins(self.shards, L.join_after) if L.join_after and self.shards > 1 else None
         self._held: dict[int, list[tuple[int, FetchEvent]]] = {}  # per shard joined: (home shard, event)
+        if root is not None:
+            self._restore(root)
+        moved = self.joins.moved if self.joins is not None else {}
         ctx = multiprocessing.get_context("spawn")  # no fork of a process holding RocksDB's threads
         self._conns: list[Connection] = []
         self._procs = []
@@ -71,7 +100,15 @@ class ParallelLearner(LearnerBase):
             mine, theirs = ctx.Pipe()
             p = ctx.Process(
                 target=_serve,
-                args=(theirs, config, [s for s in range(self.shards) if s % n == w], self.shards),
+                args=(
+                    theirs,
+                    config,
+                    [s for s in range(self.shards) if s % n == w],
+                    self.shards,
+                    str(paths[w]) if paths is not None else None,
+                    moved,
+                    str(lock) if lock is not None else None,
+                ),
                 name=f"dustonline-shards-{w}",
                 daemon=True,
             )
@@ -140,7 +177,30 @@ class ParallelLearner(LearnerBase):
         return summed(self._ask_all(SUMMARY, None))
 
     def checkpoint(self) -> None:
-        """Nothing to keep: each process's store is temporary (a ``--state`` run learns in one)."""
+        """With stores to keep: every process's learners write their metadata, the rule
+        changes not yet merged are merged, and the parent's own state goes into ``root``.
+        ``snapshot`` then copies the processes' stores."""
+        if self.root is None:
+            return  # the processes' stores are temporary
+        for part in self._ask_all(CHECKPOINT, None):
+            self.merger.apply_all(part)
+        self.root.table("parallel")["state"] = [self.events, held_bytes(self._held)]
+        if self.joins is not None:
+            self.joins.save(self.root.table("joins"), "digests")
+        self.root.flush()
+
+    def snapshot(self, where: Callable[[int], Path]) -> None:
+        """Each process's store as a database at ``where(process)`` (after ``checkpoint``)."""
+        self._ask_each(SNAPSHOT, [str(where(w)) for w in range(len(self._conns))])
+
+    def _restore(self, root: Store) -> None:
+        saved = root.table("parallel").get("state")
+        if saved is None:
+            return  # a new state
+        self.events = saved[0]
+        self._held = held_of(saved[1])
+        if self.joins is not None:
+            self.joins.load(root.table("joins"), "digests")
 
     def close(self) -> None:
         if self._closed:
@@ -161,6 +221,8 @@ class ParallelLearner(LearnerBase):
                 p.join()
         for conn in self._conns:
             conn.close()
+        if self.root is not None:
+            self.root.close()
         self._closed = True
 
     # ------------------------------------------------------------ rounds
@@ -246,18 +308,32 @@ class ShardProcessError(RuntimeError):
     """A shard's process failed or was killed: the run cannot give the rules it would have."""
 
 
-def _serve(conn: Connection, config: Config, shards: list[int], total: int) -> None:
-    """A shard process: learn the events sent, answer the parent's requests."""
+def _serve(
+    conn: Connection,
+    config: Config,
+    shards: list[int],
+    total: int,
+    path: str | None,
+    moved: dict[str, int],
+    lock: str | None,
+) -> None:
+    """A shard process: learn the events sent, answer the parent's requests. ``path`` is
+    its store (None: a temporary one); ``moved``, the joins of the run it resumes;
+    ``lock``, held shared until it exits."""
     from ..console import tune_gc
+    from ..state.durable import hold_shared
     from ..state.store import rocks_store
     from .shards import ShardGroup, adopt_share
 
     group = None
     try:
         tune_gc()
+        if lock is not None:
+            held = hold_shared(lock)  # noqa: F841  (held until the process exits)
         S = config.storage
-        store = rocks_store(None, S.cache_entries, S.cache_mib)
+        store = rocks_store(path, S.cache_entries, S.cache_mib)
         group = ShardGroup(config, shards, total, lambda s: store.namespace(f"{s}/", total), rounds=False, root=store)
+        group.moved.update(moved)
         learners = dict(zip(shards, group.learners))
         decode = msgspec.msgpack.Decoder(list[FetchEvent]).decode
         sent: dict[int, Counts] = {s: {} for s in shards}  # the counts as last reported
@@ -293,6 +369,12 @@ def _serve(conn: Connection, config: Config, shards: list[int], total: int) -> N
                 answer = group.give(*arg)
             elif op == SUMMARY:
                 answer = group.summary()
+            elif op == CHECKPOINT:
+                group.checkpoint()
+                answer, pending = pending, []
+            elif op == SNAPSHOT:
+                store.snapshot(Path(arg))
+                answer = None
             else:
                 raise ValueError(f"unknown request {op!r}")
             conn.send_bytes(pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))

@@ -285,7 +285,7 @@ class ShardGroup:
                 self.relearned = {-1: list(saved[1])}
             else:
                 self.relearned = {s: [e, i] for s, e, i in saved[1]}
-            self.held = _held_of(saved[2]) if len(saved) > 2 else {}
+            self.held = held_of(saved[2]) if len(saved) > 2 else {}
             self.events -= sum(e for e, _ in self.relearned.values())
             self.events += sum(len(h) for h in self.held.values())  # input, learned at the next round
         # a partition of a worker group of ``partitions`` partitions reports its rounds to
@@ -298,6 +298,10 @@ class ShardGroup:
             if saved is not None:
                 self.reports.restore(saved[0])
                 self.relearned = {s: [e, i] for s, e, i in saved[1]}
+        elif self.joins is None and self._state is not None:  # a shard process's (parallel.py)
+            saved = self._state.table("joins").get("relearned")
+            if saved is not None:
+                self.relearned = {s: [e, i] for s, e, i in saved}
         # registered domain -> the shard it joined: the joins' own map where this group decides them
         self.moved: dict[str, int] = (
             self.joins.moved if self.joins is not None else self.reports.moved if self.reports is not None else {}
@@ -511,7 +515,9 @@ class ShardGroup:
             relearned = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
             table = self.root.table("joins")
             self.joins.save(table, "digests")  # a round's digests, not all of them (joins.py)
-            table["state"] = [b"", relearned, _held_bytes(self.held)]
+            table["state"] = [b"", relearned, held_bytes(self.held)]
+        elif self.reports is None and self.root is not None and self.relearned:  # a shard process's
+            self.root.table("joins")["relearned"] = [[s, e, i] for s, (e, i) in sorted(self.relearned.items())]
         if self.root is not None:
             self.root.flush()  # a namespace leaves syncing the backend to its owner
 
@@ -534,9 +540,10 @@ def held_in_order(held: dict[int, list[tuple[int, FetchEvent]]]) -> Iterator[tup
             yield dst, ev
 
 
-def _held_bytes(held: dict[int, list[tuple[int, FetchEvent]]]) -> bytes:
+def held_bytes(held: dict[int, list[tuple[int, FetchEvent]]]) -> bytes:
+    """Held events as a checkpoint keeps them (a ``ShardGroup``'s, or parallel.py's parent's)."""
     return msgspec.msgpack.encode(sorted(held.items()))
 
 
-def _held_of(raw: bytes) -> dict[int, list[tuple[int, FetchEvent]]]:
+def held_of(raw: bytes) -> dict[int, list[tuple[int, FetchEvent]]]:
     return {dst: list(evs) for dst, evs in msgspec.msgpack.decode(raw, type=_HELD)}

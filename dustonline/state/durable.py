@@ -13,6 +13,10 @@ matches. So the live database is never trusted across processes:
 - ``DIR/live/`` is rebuilt from the checkpoint at every start (hard links again), so the
   writes of a killed process are dropped, and the run resumes at the recorded position.
 
+A run whose shards learn in processes (learner/parallel.py) keeps each process's store
+in ``w<N>/`` beside the main one, in ``live/`` and in the checkpoint alike; the state's
+record says how many, and every later run over it learns in that many processes.
+
 The unfinished run in a checkpoint must be resumed by the same command (inputs, format,
 config, shards): anything else is refused, not merged. A finished run is the start
 of the next one, which may read other inputs (state that continues across runs).
@@ -22,7 +26,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import mmh3
 import msgspec
@@ -66,6 +73,9 @@ class RunRecord(msgspec.Struct):
     # the learner's cumulative counters when this run started: this run's are the difference
     base_events: int = 0
     base_ignored: int = 0
+    # processes the shards learn in, each with a store of its own (``part_path``); 1: the
+    # shards, or the one learner, in the main store
+    processes: int = 1
 
 
 def identify(inputs: list[str], fmt: str, config, shards: int | None) -> RunIdentity:
@@ -113,24 +123,34 @@ def _shards_said(n: int) -> str:
 
 
 class StateDir:
-    """``DIR`` of ``learn --state``: where the store lives and how it is checkpointed (a
-    sharded learner's shards are namespaces of the one store)."""
+    """``DIR`` of ``learn --state``: where the stores live and how they are checkpointed
+    (shards are namespaces of the one store, or of their process's); one run's at a time."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, wait: float = 60.0):
         self.root = Path(root)
         self.live = self.root / "live"
         self.ckpt = self.root / "checkpoint"
         self._new = self.root / "checkpoint.new"
         self._old = self.root / "checkpoint.old"
+        # held by every shard process of the run (shared): a new run waits for a killed
+        # run's processes to be gone before it rebuilds ``live/`` under them
+        self.processes_lock = self.root / "lock.processes"
+        self._wait = wait
+        self._held: BinaryIO | None = None
 
     def store_path(self) -> Path:
         return self.live
 
+    def part_path(self, n: int) -> Path:
+        """The store of shard process ``n``, beside the main one."""
+        return self.live / f"w{n}"
+
     # ------------------------------------------------------------ start
     def recover(self) -> RunRecord | None:
-        """Pick the newest complete checkpoint and rebuild ``live/`` from it; returns its
-        run record (None: a new state)."""
+        """Take the directory for this run (``_hold``), pick the newest complete checkpoint
+        and rebuild ``live/`` from it; returns its run record (None: a new state)."""
         self.root.mkdir(parents=True, exist_ok=True)
+        self._hold()
         if (self.root / "CURRENT").exists() or any(self.root.glob("p*/CURRENT")):
             raise StateError(
                 f"{self.root} holds state written before crash-safe checkpoints (a RocksDB "
@@ -154,11 +174,55 @@ class StateDir:
                 f"{self.root} holds a store per partition, as `learn --partitions` wrote before shards "
                 "(one store now); learn into a new --state directory"
             )
+        missing = [f"w{n}" for n in range(record.processes if record.processes > 1 else 0)]
+        missing = [m for m in missing if not (self.ckpt / m).is_dir()]
+        if missing:
+            raise StateError(
+                f"{self.ckpt} lacks the stores of shard processes {', '.join(missing)} that its run "
+                "record names; learn into a new --state directory"
+            )
         tmp = self.root / "live.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         _link_copy(self.ckpt, tmp, skip={RUN_FILE, "extra"})
         tmp.rename(self.live)
         return record
+
+    def _hold(self) -> None:
+        """This run's alone until it ends: another run on the directory is refused, and
+        the shard processes of a killed one, which see their parent gone only when they
+        next read from it (after the work in hand), are waited for: until they exit they
+        may still write to ``live/``."""
+        try:
+            import fcntl
+        except ImportError:  # not a POSIX system: no locks
+            return
+        fh = open(self.root / "lock", "ab")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise StateError(f"{self.root} is in use by another dustonline learn; wait for it to end") from None
+        with open(self.processes_lock, "ab") as procs:
+            deadline = time.monotonic() + self._wait
+            while True:
+                try:
+                    fcntl.flock(procs, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        fh.close()
+                        raise StateError(
+                            f"shard processes of an earlier run on {self.root} are still running after "
+                            f"{self._wait:.0f} s (`fuser {self.processes_lock}` names them); stop them and rerun"
+                        ) from None
+                    time.sleep(0.05)
+        self._held = fh
+
+    def release(self) -> None:
+        """The directory is free for the next run."""
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def extra(self, name: str) -> bytes | None:
         """A blob saved with the checkpoint (state kept outside the stores)."""
@@ -197,15 +261,24 @@ class StateDir:
         )
 
     # ------------------------------------------------------------ checkpoints
-    def commit(self, store: Store, record: RunRecord, extra: dict[str, bytes] | None = None) -> None:
+    def commit(
+        self,
+        store: Store,
+        record: RunRecord,
+        extra: dict[str, bytes] | None = None,
+        parts: Callable[[Callable[[int], Path]], None] | None = None,
+    ) -> None:
         """The store and ``record`` as the new checkpoint, atomically (the learner's own
-        ``checkpoint`` comes first: it writes its metadata into the store)."""
+        ``checkpoint`` comes first: it writes its metadata into the store). ``parts``
+        snapshots the shard processes' stores, given where process N puts its own."""
         shutil.rmtree(self._new, ignore_errors=True)
         self._new.mkdir()
         store.snapshot(self._new / "db")
         for f in (self._new / "db").iterdir():  # the store's files sit at the top of the checkpoint
             f.rename(self._new / f.name)
         (self._new / "db").rmdir()
+        if parts is not None:
+            parts(lambda n: self._new / f"w{n}")
         if extra:
             (self._new / "extra").mkdir()
             for k, v in extra.items():
@@ -226,12 +299,29 @@ class StateDir:
         _sync_dir(self.ckpt)
 
 
+def hold_shared(path: str | Path) -> BinaryIO | None:
+    """A shard process's hold on ``StateDir.processes_lock``, for as long as the file
+    returned stays open (None where there are no locks)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    fh = open(path, "ab")  # the caller keeps it open
+    fcntl.flock(fh, fcntl.LOCK_SH)
+    return fh
+
+
 def _link_copy(src: Path, dst: Path, skip: set[str]) -> None:
     """A checkpoint's files into ``dst``: table files hard-linked (immutable; RocksDB
-    never rewrites one), the rest copied, since the opened database changes them."""
+    never rewrites one), the rest copied, since the opened database changes them; the
+    shard processes' stores (``w<N>/``) likewise."""
     dst.mkdir(parents=True)
     for f in src.iterdir():
-        if f.name in skip or f.is_dir():
+        if f.name in skip:
+            continue
+        if f.is_dir():
+            if f.name[:1] == "w" and f.name[1:].isdigit():
+                _link_copy(f, dst / f.name, skip=set())
             continue
         if f.suffix == ".sst":
             try:
