@@ -4,10 +4,12 @@
     python benchmarks/bench_core.py --events 200000 # quicker
 
 1. A generated multi-site stream is written to a temp file (not timed).
-2. ``dustonline learn`` runs on it in a child process, as an operator would run it
-   (reading, parsing, learning, RocksDB state): events/s and the child's peak RSS.
-   Its rate is printed as a ratio to ``w3lib.url.canonicalize_url`` on the stream's
-   distinct URLs, timed just before and just after it.
+2. ``dustonline learn --state`` runs on it in a child process, as an operator would run
+   it (reading, parsing, learning, RocksDB state), its shards in one process per usable
+   core (``--processes`` to say how many): events/s, CPU time (every process) and peak
+   RSS (the parent's, and the largest shard process's). Its rate is printed as a ratio
+   to ``w3lib.url.canonicalize_url`` on the stream's distinct URLs, timed just before and
+   just after it.
    With ``--pure-too`` it runs again on the pure-Python modules (DUSTONLINE_PURE_PYTHON=1,
    setup.py says what the install compiles), between its own two reference timings, and
    prints the compiled build's speed-up and whether the two learned the same rules.
@@ -36,31 +38,41 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def child_learn(events: str, rules_out: str, state: str) -> None:
+def child_learn(events: str, rules_out: str, state: str, processes: str) -> None:
     from dustonline import _compiled
     from dustonline.config import Config
     from dustonline.rules.ruleset import write_rules
     from dustonline.runner import LearnRun
 
-    run = LearnRun([events], Config().check(), state=state)
+    run = LearnRun([events], Config().check(), state=state, processes=int(processes) or None)
     run.run(progress=True)
     learner, dlq, secs = run.learner, run.dlq, run.seconds
     s = learner.summary()
     write_rules(rules_out, learner.rules())
-    run.close()
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    run.close()  # joins the shard processes: their peak is in RUSAGE_CHILDREN from here
     print(
         json.dumps(
             {
                 "events": s["events"],
                 "seconds": secs,
-                "peak_mib": peak_kib / 1024,
+                "processes": run.processes,
+                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "children_peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                 "summary": s,
                 "rejected": dlq.total,
                 "modules": _compiled.status,
             }
         )
     )
+
+
+def run_child(cmd: list[str], **kw) -> tuple[str, float]:
+    """A child's standard output and the CPU seconds it and its own children used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return out, cpu
 
 
 # the learner of another revision, in its own checkout: whichever entry point it has
@@ -94,8 +106,8 @@ def reference_learn(rev: str, events: Path, work: Path) -> dict:
         env = {**os.environ, "PYTHONPATH": str(tree)}
         env.pop("DUSTONLINE_PURE_PYTHON", None)
         cmd = [sys.executable, "-c", REFERENCE_CHILD, str(events), str(work / "state-ref"), str(work / "dlq-ref.jsonl")]
-        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env, cwd=tree).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        out, cpu = run_child(cmd, env=env, cwd=tree)
+        return {**json.loads(out.strip().splitlines()[-1]), "cpu": cpu}
     finally:
         if tree != ROOT:  # "." is this checkout itself, not a worktree checkout() made
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
@@ -137,7 +149,10 @@ def main() -> None:
         metavar="REV",
         help="learn the stream with this revision's learner too (issue 16's reference: 6051348) and compare",
     )
-    ap.add_argument("--child", nargs=3, metavar=("EVENTS", "RULES", "STATE"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--processes", type=int, default=0, metavar="N", help="learn the shards in N processes (default: as learn does)"
+    )
+    ap.add_argument("--child", nargs=4, metavar=("EVENTS", "RULES", "STATE", "PROCESSES"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child_learn(*args.child)
@@ -180,23 +195,28 @@ def main() -> None:
         if pure:
             env["DUSTONLINE_PURE_PYTHON"] = "1"
         before = timed(canonicalize_url, urls)
-        cmd = [sys.executable, __file__, "--child", str(events), str(rules_out), str(state)]
-        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+        cmd = [sys.executable, __file__, "--child", str(events), str(rules_out), str(state), str(args.processes)]
+        out, cpu = run_child(cmd, env=env)
         after = timed(canonicalize_url, urls)
-        return json.loads(out.strip().splitlines()[-1]), before, after
+        return {**json.loads(out.strip().splitlines()[-1]), "cpu": cpu}, before, after
 
     res, ref_before, ref_after = learn(rules, pure=False)
     ref_learn = (ref_before * ref_after) ** 0.5
     rate = res["events"] / res["seconds"]
     s = res["summary"]
-    print("\n== learner (dustonline learn: read + parse + learn + RocksDB state, one process, one core)")
+    n = res["processes"]
+    where = f"{n} processes for the shards" if n > 1 else "one process"
+    print(f"\n== learner (dustonline learn --state: read + parse + learn + RocksDB state, {where})")
     print(f"modules          {res['modules']}")
     print(f"events           {res['events']:,}")
-    print(f"time             {res['seconds']:.1f} s")
+    print(f"time             {res['seconds']:.1f} s   (CPU {res['cpu']:.1f} s, every process, imports too)")
     print(f"throughput       {rate:,.0f} events/s")
     print(f"w3lib reference  {ref_before:,.0f} URLs/s before, {ref_after:,.0f} after")
     print(f"ratio            {rate / ref_learn:.3f}   events/s per w3lib URL/s (issue 16: >= 0.18)")
-    print(f"peak memory      {res['peak_mib']:,.0f} MiB    (target < 1024)")
+    peak = f"{res['peak_mib']:,.0f} MiB"
+    if n > 1:
+        peak += f" the parent, {res['children_peak_mib']:,.0f} MiB the largest shard process"
+    print(f"peak memory      {peak}    (target < 1024 a process)")
     print(
         f"urls {s['urls']:,}  clusters {s['clusters']:,}  alignments {s['alignments']:,}  "
         f"candidates {s['candidates']:,}  active rules {s['active_rules']:,}"
@@ -227,7 +247,8 @@ def main() -> None:
         print(f"peak memory      {ref_res['peak_mib']:,.0f} MiB")
         print(
             f"this build / {args.reference}  {rate / ref_rate:.2f}x events/s, "
-            f"{(rate / ref_learn) / (ref_rate / (before * after) ** 0.5):.2f}x in ratio to w3lib"
+            f"{(rate / ref_learn) / (ref_rate / (before * after) ** 0.5):.2f}x in ratio to w3lib, "
+            f"{(ref_res['cpu'] / ref_res['events']) / (res['cpu'] / res['events']):.2f}x in events per CPU second"
         )
 
     rs = RuleSet.load(rules)

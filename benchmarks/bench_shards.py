@@ -45,7 +45,7 @@ def child(events: str, state: str, learning: str, processes: str = "1") -> None:
     if state == "-":
         run = LearnRun([events], cfg, processes=int(processes))
     else:
-        run = LearnRun([events], cfg, state=state)
+        run = LearnRun([events], cfg, state=state, processes=int(processes))
     run.run(progress=False)
     s = run.learner.summary()
     rules = len(run.learner.rules())
