@@ -297,7 +297,11 @@ class PoolCoordinator:
         self.joins_saved = js
         for key, record in out.written:  # as sent (a round that fails reloads what was)
             self._joins_records[key] = record
-        for key in out.deleted:  # what the head no longer names
+        named = self._joins.saved_keys(JOINS_HEAD)
+        # what the head no longer names, and what a coordinator cut off before deleting
+        # it left (read when this one took over): no head names those either
+        stale = set(out.deleted) | {k for k in self._joins_records if k not in named}
+        for key in sorted(stale):
             self._producer.send(self.topic, key=key.encode(), value=None)
             self._joins_records.pop(key, None)
         if moves:

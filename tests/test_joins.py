@@ -178,6 +178,31 @@ def test_joins_saved_to_a_log_load_at_any_record_as_before_or_after_the_save():
     assert folds >= 3
 
 
+def test_a_save_cut_off_before_its_deletes_leaves_records_no_head_names():
+    """The coordinator sends a save's deletes after its head (pool.py); cut off in
+    between, the transfer topic keeps records that the head no longer names. Those are
+    what ``saved_keys`` leaves out, so a coordinator that takes over finds and deletes
+    them; after a complete save there are none."""
+    domains = _domains(SHARDS) + [f"more{i}.com" for i in range(8)]
+    rng = random.Random(3)
+    j = Joins(SHARDS, join_after=4, max_digests=100)
+    j.journal_min = 40
+    log = _Log()
+    left = 0
+    for r in range(40):
+        _see(j, *(_ev(rng.choice(domains), f"p{r}-{i}", f"c{rng.randrange(900)}") for i in range(25)))
+        j.decide()
+        log.states = []
+        j.save(log, "joins")
+        assert set(log) - {"joins"} == j.saved_keys("joins")
+        cut = next(s for s in log.states if s.get("joins") == log["joins"])  # the head written, no delete yet
+        again = Joins(SHARDS, join_after=4, max_digests=100)
+        assert again.load(cut, "joins") and again.saved_keys("joins") == j.saved_keys("joins")
+        assert set(cut) - {"joins"} - again.saved_keys("joins") == set(cut) - set(log)  # exactly the deletes
+        left += len(set(cut) - set(log))
+    assert left  # some saves folded the journal and had records to delete
+
+
 def test_a_content_on_many_domains_joins_none_of_the_later_ones():
     """A shared library or pixel is on many sites: past ``MAX_SPREAD`` domains a digest
     stops counting."""

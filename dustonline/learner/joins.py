@@ -283,6 +283,12 @@ class Joins:
         for k in stale:
             del table[k]
 
+    def saved_keys(self, key: str) -> set[str]:
+        """The records the head under ``key`` names, as last saved or loaded: any other
+        record under ``key`` is one a save was cut off before deleting."""
+        gen, chunks, first, after, _ = self._saved
+        return {f"{key}/base/{gen}/{i}" for i in range(chunks)} | {f"{key}/journal/{n}" for n in range(first, after)}
+
     def load(self, table: Any, key: str) -> bool:
         """What ``save`` wrote under ``key``; False when nothing was."""
         raw = table.get(key)
