@@ -222,7 +222,8 @@ def test_a_state_is_one_runs_at_a_time(stream, tmp_path):
         assert rerun.poll() is None and marker.exists()  # waiting, live/ untouched
     finally:
         held.close()
-    assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
+    assert rerun.wait(timeout=120) == 0
+    assert "waiting for the shard processes of an earlier run" in rerun.stderr.read()
     assert not marker.exists()  # live/ rebuilt from the checkpoint once the processes were gone
 
 

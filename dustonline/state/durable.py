@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -174,8 +175,8 @@ class StateDir:
                 f"{self.root} holds a store per partition, as `learn --partitions` wrote before shards "
                 "(one store now); learn into a new --state directory"
             )
-        missing = [f"w{n}" for n in range(record.processes if record.processes > 1 else 0)]
-        missing = [m for m in missing if not (self.ckpt / m).is_dir()]
+        parts = [f"w{n}" for n in range(record.processes)] if record.processes > 1 else []
+        missing = [m for m in parts if not (self.ckpt / m).is_dir()]
         if missing:
             raise StateError(
                 f"{self.ckpt} lacks the stores of shard processes {', '.join(missing)} that its run "
@@ -204,11 +205,17 @@ class StateDir:
             raise StateError(f"{self.root} is in use by another dustonline learn; wait for it to end") from None
         with open(self.processes_lock, "ab") as procs:
             deadline = time.monotonic() + self._wait
+            said = False
             while True:
                 try:
                     fcntl.flock(procs, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
+                    if not said:
+                        print(
+                            f"waiting for the shard processes of an earlier run on {self.root} to exit", file=sys.stderr
+                        )
+                        said = True
                     if time.monotonic() > deadline:
                         fh.close()
                         raise StateError(
