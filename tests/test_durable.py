@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -93,6 +94,41 @@ def test_killed_runs_resume_to_the_rules_of_an_uninterrupted_run(stream, process
         assert rules.read_bytes() == (d / "ref.jsonl").read_bytes()
         assert dead.read_bytes() == (d / "ref-dead.jsonl").read_bytes()
         assert counts(got.stderr) == counts(ref.stderr)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_run_whose_shard_process_was_killed_resumes_to_the_same_rules(stream):
+    """The OOM killer takes a shard process: the run stops with exit status 1, and its
+    rerun resumes from the last checkpoint to the uninterrupted run's rules."""
+    d, events, ref, _ = stream
+    state, rules = d / "oom", d / "oom.jsonl"
+    args = [events, "--rules-out", rules, "--state", state, "--config", d / "ck.yaml", "--quiet", "--processes", 2]
+    proc = subprocess.Popen(CMD + ["learn", *map(str, args)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and _position(state) < 2 * EVERY and time.monotonic() < deadline:
+        time.sleep(0.01)
+    shards = [k for k in _children(proc.pid) if b"multiprocessing.spawn" in Path(f"/proc/{k}/cmdline").read_bytes()]
+    shards = [k for k in shards if b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
+    assert proc.poll() is None and len(shards) == 2, "the run ended before a shard process could be killed"
+    os.kill(shards[1], signal.SIGKILL)
+    assert proc.wait(timeout=120) == 1 and "exited with code -9" in proc.stderr.read()
+    assert _position(state) >= 2 * EVERY and not rules.exists()
+    got = learn(*args)
+    assert "resumed at record" in got.stderr
+    assert rules.read_bytes() == (d / "ref.jsonl").read_bytes()
+    assert counts(got.stderr) == counts(ref.stderr)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
 
 
 def test_the_summary_accounts_for_every_record(stream):
