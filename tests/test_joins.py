@@ -116,11 +116,12 @@ def test_joins_saved_round_by_round_load_as_they_were_and_write_a_round_not_all(
         _see(whole, *(_ev(rng.choice(domains), f"p{r}-{i}", f"c{rng.randrange(900)}") for i in range(25)))
         whole.decide()
         _see(whole, _ev(domains[0], f"q{r}", f"c{r}"))  # a round begun: saved as it stands
-        gen, _, first, after, _ = whole._saved
+        was = whole._saved
         whole.save(table, "digests")
+        now = whole._saved
         # one record more (the round's digests), or the journal folded into a whole
-        assert whole._saved[2:4] == [first, after + 1] or (whole._saved[0] == gen + 1 and whole._saved[2] == after)
-        bases += whole._saved[0] != gen
+        assert (now.first, now.after) == (was.first, was.after + 1) or (now.gen, now.first) == (was.gen + 1, was.after)
+        bases += now.gen != was.gen
         again = Joins(SHARDS, join_after=4, max_digests=300)
         assert again.load(table, "digests")
         assert again.dump() == whole.dump()
@@ -166,9 +167,9 @@ def test_joins_saved_to_a_log_load_at_any_record_as_before_or_after_the_save():
         _see(j, *(_ev(rng.choice(domains), f"p{r}-{i}", f"c{rng.randrange(900)}") for i in range(25)))
         j.decide()
         log.states = []
-        gen = j._saved[0]
+        gen = j._saved.gen
         j.save(log, "joins")
-        folds += j._saved[0] != gen
+        folds += j._saved.gen != gen
         after = j.dump()
         for state in log.states:
             again = Joins(SHARDS, join_after=4, max_digests=100)
@@ -540,3 +541,14 @@ def test_a_worker_groups_protocol_joins_and_learns_what_learn_does(two_domain_si
 def test_a_negative_join_after_is_a_config_error():
     with pytest.raises(ConfigError, match="learning.join_after must be >= 0"):
         config_from_dict({"learning": {"join_after": -1}}).check()
+
+
+def test_a_saved_head_names_its_records_in_the_list_it_always_had():
+    """``JoinsSaved`` encodes as the list of five ints heads held before it was a type:
+    saved state and transfer topics written then still load."""
+    import msgspec
+
+    from dustonline.learner.records import JoinsSaved
+
+    assert msgspec.msgpack.encode(JoinsSaved(3, 2, 7, 9, 40)) == msgspec.msgpack.encode([3, 2, 7, 9, 40])
+    assert JoinsSaved(3, 2, 7, 9, 40).keys("k") == {"k/base/3/0", "k/base/3/1", "k/journal/7", "k/journal/8"}

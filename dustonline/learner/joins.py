@@ -25,7 +25,7 @@ import msgspec
 from ..events.event import FetchEvent
 from ..events.routing import partition_for
 from ..hashing import hash64
-from .records import Move, RoundSeen
+from .records import JoinsSaved, Move, RoundSeen
 
 # digests remembered (about 100 bytes each): a site's domains share recent content
 MAX_DIGESTS = 1 << 20
@@ -90,7 +90,7 @@ class Joins:
         self._round: set[tuple[int, int]] = set()  # (digest hash, domain) seen since the last round
         self._journal: list[list[tuple[int, int]]] = []  # rounds taken in since the last ``save``
         # as saved: generation and records of the whole, the journal's first and next record, its entries
-        self._saved = [0, 0, 0, 0, 0]
+        self._saved = JoinsSaved()
         self.journal_min = JOURNAL_MIN
 
     def shard(self, site: str) -> int:
@@ -260,7 +260,8 @@ class Joins:
         has outgrown twice their number. Written in an order that a reader stopped at any
         record can use: new records, then the head (``table[key]``) naming them, then
         deletes of what the head no longer names."""
-        gen, chunks, first, after, entries = self._saved
+        sv = self._saved
+        gen, chunks, first, after, entries = sv.gen, sv.chunks, sv.first, sv.after, sv.entries
         stale: list[str] = []
         if entries + sum(len(r) for r in self._journal) > max(self.journal_min, 2 * len(self._digests)):
             items = list(self._digests.items())
@@ -276,7 +277,7 @@ class Joins:
                 after += 1
                 entries += len(taken)
         self._journal = []
-        self._saved = [gen, chunks, first, after, entries]
+        self._saved = JoinsSaved(gen, chunks, first, after, entries)
         table[key] = msgspec.msgpack.encode(
             [*self._head(), sorted(self._pairs.items()), sorted(self._round), self._saved]
         )
@@ -286,8 +287,7 @@ class Joins:
     def saved_keys(self, key: str) -> set[str]:
         """The records the head under ``key`` names, as last saved or loaded: any other
         record under ``key`` is one a save was cut off before deleting."""
-        gen, chunks, first, after, _ = self._saved
-        return {f"{key}/base/{gen}/{i}" for i in range(chunks)} | {f"{key}/journal/{n}" for n in range(first, after)}
+        return self._saved.keys(key)
 
     def load(self, table: Any, key: str) -> bool:
         """What ``save`` wrote under ``key``; False when nothing was."""
@@ -296,16 +296,16 @@ class Joins:
             return False
         moved, partner, names, events, group, members, pairs, now, saved = msgspec.msgpack.decode(raw)
         self._restore_head(moved, partner, names, events, group, members, pairs, now)
-        gen, chunks, first, after, _ = saved
+        sv = JoinsSaved(*saved)
         self._digests = {}
-        for i in range(chunks):
-            for h, v in msgspec.msgpack.decode(table[f"{key}/base/{gen}/{i}"]):
+        for i in range(sv.chunks):
+            for h, v in msgspec.msgpack.decode(table[f"{key}/base/{sv.gen}/{i}"]):
                 self._digests[h] = v if isinstance(v, int) else list(v)
-        for n in range(first, after):
+        for n in range(sv.first, sv.after):
             for h, d in msgspec.msgpack.decode(table[f"{key}/journal/{n}"]):
                 self._note(h, d)
         self._journal = []
-        self._saved = list(saved)
+        self._saved = sv
         return True
 
 

@@ -211,3 +211,19 @@ class RoundSeen(msgspec.Struct, frozen=True):
 
     pairs: list[tuple[int, str]]
     events: list[tuple[str, int]]
+
+
+class JoinsSaved(msgspec.Struct, array_like=True):
+    """What a ``Joins.save`` head names (joins.py): the digests whole, as ``chunks``
+    records of generation ``gen``, then journal records ``first`` to ``after`` (not
+    included), ``entries`` pairs in all. A list in the head, as before this type."""
+
+    gen: int = 0
+    chunks: int = 0
+    first: int = 0
+    after: int = 0
+    entries: int = 0
+
+    def keys(self, key: str) -> set[str]:
+        base = {f"{key}/base/{self.gen}/{i}" for i in range(self.chunks)}
+        return base | {f"{key}/journal/{n}" for n in range(self.first, self.after)}
