@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import shard_processes
 
 from dustonline.evaluation.generator import GenConfig, write_stream
 from dustonline.state.durable import RUN_FILE, StateDir, StateError, hold_shared
@@ -107,8 +108,7 @@ def test_a_run_whose_shard_process_was_killed_resumes_to_the_same_rules(stream):
     deadline = time.monotonic() + 120
     while proc.poll() is None and _position(state) < 2 * EVERY and time.monotonic() < deadline:
         time.sleep(0.01)
-    shards = [k for k in _children(proc.pid) if b"multiprocessing.spawn" in Path(f"/proc/{k}/cmdline").read_bytes()]
-    shards = [k for k in shards if b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
+    shards = shard_processes(proc.pid)
     assert proc.poll() is None and len(shards) == 2, "the run ended before a shard process could be killed"
     os.kill(shards[1], signal.SIGKILL)
     assert proc.wait(timeout=120) == 1 and "exited with code -9" in proc.stderr.read()
@@ -117,18 +117,6 @@ def test_a_run_whose_shard_process_was_killed_resumes_to_the_same_rules(stream):
     assert "resumed at record" in got.stderr
     assert rules.read_bytes() == (d / "ref.jsonl").read_bytes()
     assert counts(got.stderr) == counts(ref.stderr)
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
 
 
 def test_the_summary_accounts_for_every_record(stream):

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import children, running, shard_processes
 
 from dustonline.config import config_from_dict
 from dustonline.evaluation.generator import GenConfig, generate
@@ -114,26 +115,6 @@ def test_a_shard_process_that_is_killed_ends_the_run_with_its_exit_code(learning
         learning.flush()
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (an exited child its new parent has not reaped yet)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _learning_from_stdin(tmp_path: Path, lines: list[bytes], **popen) -> subprocess.Popen:
     """``learn -`` in 2 shard processes, sent ``lines`` with its input left open, once
     both processes have made their stores (in ``tmp_path``)."""
@@ -165,14 +146,14 @@ def test_no_shard_process_outlives_a_learn_killed_minus_9(tmp_path, sample_lines
     the parent is killed -9; they see their pipe close, remove their temporary RocksDB
     and exit."""
     p = _learning_from_stdin(tmp_path, sample_lines[:3000])
-    kids = _children(p.pid)
+    kids = children(p.pid)
     assert len(kids) >= 2
     p.kill()
     p.wait()
     deadline = time.monotonic() + 60
-    while any(_running(k) for k in kids) and time.monotonic() < deadline:
+    while any(running(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_running(k) for k in kids)
+    assert not any(running(k) for k in kids)
     assert not list(tmp_path.glob("dustonline-state-*"))
     p.stdin.close()
 
@@ -182,8 +163,7 @@ def test_learn_says_which_shard_process_was_killed_and_exits_1(tmp_path, sample_
     """The operator's view of a shard process killed (by the OOM killer, say): one line
     naming it and its exit code, exit status 1, and no rules file claimed written."""
     p = _learning_from_stdin(tmp_path, sample_lines[:3000], stderr=subprocess.PIPE)
-    shards = [k for k in _children(p.pid) if b"multiprocessing.spawn" in Path(f"/proc/{k}/cmdline").read_bytes()]
-    shards = [k for k in shards if b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
+    shards = shard_processes(p.pid)
     assert len(shards) == 2
     os.kill(shards[0], signal.SIGKILL)
     try:
