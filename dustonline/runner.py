@@ -67,6 +67,9 @@ class LearnRun:
             self.learner = self._in_processes(cfg, partitions or 1, procs)
         else:
             self.learner = self._in_process(cfg, partitions or 1, shards)
+        merged = self.state.extra("merger") if self.state is not None else None
+        if merged is not None and not isinstance(self.learner, OnlineLearner):
+            self.learner.merger.restore(merged)
         s = self.learner.summary()
         self.record = (
             self.state.begin(last, identify(self.inputs, self.fmt, cfg, shards), s["events"], s["ignored"])
@@ -84,7 +87,7 @@ class LearnRun:
         if self.state is None:
             return ParallelLearner(cfg, partitions, procs)
         self.store = rocks_store(self.state.store_path(), 1024, 8)  # the joins' digests, the held events
-        learner = ParallelLearner(
+        return ParallelLearner(
             cfg,
             partitions,
             procs,
@@ -92,10 +95,6 @@ class LearnRun:
             paths=[self.state.part_path(n) for n in range(procs)],
             lock=self.state.processes_lock,
         )
-        merged = self.state.extra("merger")
-        if merged is not None:
-            learner.merger.restore(merged)
-        return learner
 
     def _in_process(self, cfg: Config, partitions: int, shards: int | None) -> OnlineLearner | PartitionedLearner:
         S = cfg.storage
@@ -104,11 +103,7 @@ class LearnRun:
         )
         if not shards:
             return OnlineLearner(cfg, store)
-        learner = PartitionedLearner(cfg, partitions, lambda s: store.namespace(f"{s}/", shards), root=store)
-        merged = self.state.extra("merger") if self.state is not None else None
-        if merged is not None:
-            learner.merger.restore(merged)
-        return learner
+        return PartitionedLearner(cfg, partitions, lambda s: store.namespace(f"{s}/", shards), root=store)
 
     def run(self, progress: bool = True) -> None:
         """Every record of the inputs (after those a resumed run's checkpoint holds), then

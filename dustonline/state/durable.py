@@ -37,6 +37,11 @@ import msgspec
 
 from .store import Store
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: no locks (StateDir._hold)
+    fcntl = None  # type: ignore[assignment]
+
 RUN_FILE = "run.json"
 _FINGERPRINT_BYTES = 1 << 20
 
@@ -193,9 +198,7 @@ class StateDir:
         the shard processes of a killed one, which see their parent gone only when they
         next read from it (after the work in hand), are waited for: until they exit they
         may still write to ``live/``."""
-        try:
-            import fcntl
-        except ImportError:  # not a POSIX system: no locks
+        if fcntl is None:
             return
         fh = open(self.root / "lock", "ab")
         try:
@@ -309,9 +312,7 @@ class StateDir:
 def hold_shared(path: str | Path) -> BinaryIO | None:
     """A shard process's hold on ``StateDir.processes_lock``, for as long as the file
     returned stays open (None where there are no locks)."""
-    try:
-        import fcntl
-    except ImportError:
+    if fcntl is None:
         return None
     fh = open(path, "ab")  # the caller keeps it open
     fcntl.flock(fh, fcntl.LOCK_SH)
